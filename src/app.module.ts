@@ -1,0 +1,32 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { AuthModule } from './core/auth/auth.module.js';
+import type { AppConfig } from './core/config/app-config.js';
+import { ConfigModule } from './core/config/config.module.js';
+import { DatabaseModule } from './core/database/database.module.js';
+import { HealthModule } from './core/health/health.module.js';
+import { HttpCoreModule } from './core/http/http-core.module.js';
+import { LoggingModule } from './core/logging/logging.module.js';
+import { QueueModule } from './core/queue/queue.module.js';
+import { DeploymentsModule } from './modules/deployments/deployments.module.js';
+import { UsersModule } from './modules/users/users.module.js';
+
+/** The core plus every domain module. The API, the worker and the CLI all start from this. */
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule.forRoot(config),
+        DatabaseModule.forRoot(config),
+        QueueModule.forRoot(config),
+        AuthModule,
+        HttpCoreModule,
+        HealthModule,
+        UsersModule,
+        DeploymentsModule,
+      ],
+    };
+  }
+}

@@ -1,0 +1,73 @@
+import {
+  applyDecorators,
+  createParamDecorator,
+  SetMetadata,
+  type ExecutionContext,
+  type CustomDecorator,
+} from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiExtension,
+  ApiForbiddenResponse,
+  ApiSecurity,
+  ApiTooManyRequestsResponse,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import { ErrorResponseDto } from '../http/error-response.dto.js';
+import type { Action } from './action.js';
+import type { Principal } from './principal.js';
+
+export const ACCESS_METADATA = 'platform:access';
+
+/**
+ * How a route is guarded:
+ * - `public`: no token (probes and the Swagger UI only);
+ * - `authenticated`: any valid token;
+ * - `actions`: every listed action held account-wide;
+ * - `object`: the action held account-wide or on at least one resource; the service then
+ *   checks the addressed resource through `AccessService`.
+ */
+export type AccessRule =
+  | { kind: 'public' }
+  | { kind: 'authenticated' }
+  | { kind: 'actions'; actions: readonly Action[] }
+  | { kind: 'object'; actions: readonly Action[] };
+
+function documented(rule: AccessRule): MethodDecorator & ClassDecorator {
+  const decorators: Array<MethodDecorator | ClassDecorator | CustomDecorator<string>> = [
+    SetMetadata(ACCESS_METADATA, rule),
+  ];
+  if (rule.kind !== 'public') {
+    decorators.push(
+      ApiBearerAuth('bearer'),
+      ApiSecurity('apiKey'),
+      ApiUnauthorizedResponse({ description: 'Missing, malformed, unknown or revoked token', type: ErrorResponseDto }),
+      ApiTooManyRequestsResponse({ description: 'Rate limit exceeded', type: ErrorResponseDto }),
+    );
+  }
+  if (rule.kind === 'actions' || rule.kind === 'object') {
+    decorators.push(
+      ApiExtension('x-required-actions', rule.actions),
+      ApiForbiddenResponse({ description: `Requires ${rule.actions.join(' and ')}`, type: ErrorResponseDto }),
+    );
+  }
+  return applyDecorators(...decorators);
+}
+
+/** The route needs every listed action, held account-wide. `Action.All` means admin only. */
+export const RequireActions = (...actions: [Action, ...Action[]]) => documented({ kind: 'actions', actions });
+
+/** The route addresses one resource; the action may come from a grant on that resource. */
+export const RequireObjectAction = (action: Action) => documented({ kind: 'object', actions: [action] });
+
+/** Any valid token. */
+export const Authenticated = () => documented({ kind: 'authenticated' });
+
+/** No token. Reserved for probes. */
+export const Public = () => documented({ kind: 'public' });
+
+/** The authenticated caller. */
+export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal => {
+  const req = ctx.switchToHttp().getRequest<{ principal?: Principal }>();
+  return req.principal!;
+});

@@ -1,0 +1,60 @@
+import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { AuthGuard } from '@nestjs/passport';
+import type { Request } from 'express';
+import { coreError } from '../http/api-error.js';
+import { ACCESS_METADATA, type AccessRule } from './access.decorators.js';
+import type { Principal } from './principal.js';
+
+/** `Bearer <token>` as the spec says, or `Api-Key <token>` for compatibility. */
+const AUTHORIZATION = /^(Bearer|Api-Key) +([^\s]+) *$/i;
+
+/**
+ * The one global guard. Every route declares an {@link AccessRule}; a route without one is
+ * refused (and a test fails). Authentication goes through passport's bearer strategy; the
+ * token must come in the Authorization header (a token also sent as `access_token` is refused).
+ */
+@Injectable()
+export class AccessGuard extends AuthGuard('bearer') implements CanActivate {
+  constructor(private readonly reflector: Reflector) {
+    super();
+  }
+
+  override getAuthenticateOptions(): { property: string; session: boolean } {
+    return { property: 'principal', session: false };
+  }
+
+  override async canActivate(ctx: ExecutionContext): Promise<boolean> {
+    const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_METADATA, [
+      ctx.getHandler(),
+      ctx.getClass(),
+    ]);
+    if (!rule) throw coreError('forbidden', 'This route has no access declaration');
+    if (rule.kind === 'public') return true;
+
+    const req = ctx.switchToHttp().getRequest<Request & { principal?: Principal }>();
+    const match = AUTHORIZATION.exec(req.headers.authorization ?? '');
+    if (!match) {
+      throw coreError('unauthorized', 'Send a token in the Authorization header: "Bearer <token>"');
+    }
+    // Passport's strategy reads only the Bearer scheme; the Api-Key form carries the same token.
+    req.headers.authorization = `Bearer ${match[2]}`;
+    await super.canActivate(ctx);
+
+    const principal = req.principal!;
+    if (rule.kind === 'authenticated') return true;
+    const held = (a: (typeof rule.actions)[number]) =>
+      principal.actions.has(a) || (rule.kind === 'object' && principal.objectActions.has(a));
+    const missing = rule.actions.filter((a) => !held(a));
+    if (missing.length > 0) {
+      throw coreError('forbidden', `This operation requires the ${missing.join(', ')} action`);
+    }
+    return true;
+  }
+
+  override handleRequest<TUser = Principal>(err: unknown, user: TUser | false): TUser {
+    if (err) throw err;
+    if (!user) throw coreError('unauthorized', 'The token is unknown, expired or revoked');
+    return user;
+  }
+}

@@ -1,0 +1,139 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { coreError } from '../http/api-error.js';
+import { actionsGranting, type Action, expandActions } from './action.js';
+import type { Principal } from './principal.js';
+
+/** Resource types that can carry object-level grants (the reference's policy resource types). */
+export type GrantableType = 'Deployment' | 'Folder' | 'Workbook' | 'Report';
+
+export interface ResourceRef {
+  type: GrantableType;
+  id: number;
+}
+
+/**
+ * Knows where one resource type lives. For each requested id that exists in the account it
+ * returns the resources whose grants it inherits (itself first, then e.g. its folders).
+ */
+export interface ResourceResolver {
+  resolve(accountId: number, ids: readonly number[]): Promise<Map<number, ResourceRef[]>>;
+}
+
+/** What the caller may do with each resource of a set that exists in their account. */
+export class AccessMap {
+  constructor(
+    private readonly global: ReadonlySet<Action>,
+    private readonly granted: Map<number, Set<Action>>,
+  ) {}
+
+  exists(id: number): boolean {
+    return this.granted.has(id);
+  }
+
+  can(id: number, action: Action): boolean {
+    const held = this.granted.get(id);
+    return held !== undefined && (this.global.has(action) || held.has(action));
+  }
+
+  ids(action: Action): number[] {
+    return [...this.granted.keys()].filter((id) => this.can(id, action));
+  }
+}
+
+/**
+ * The one place object-level access is decided. It answers for a set of ids in one query, so
+ * bulk endpoints and single-resource endpoints share the same path, and a resource the caller
+ * may not read is indistinguishable from one that does not exist.
+ */
+@Injectable()
+export class AccessService {
+  private readonly resolvers = new Map<GrantableType, ResourceResolver>();
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  register(type: GrantableType, resolver: ResourceResolver): void {
+    this.resolvers.set(type, resolver);
+  }
+
+  async map(principal: Principal, type: GrantableType, ids: readonly number[]): Promise<AccessMap> {
+    const resolver = this.resolvers.get(type);
+    if (!resolver) throw new Error(`No access resolver registered for ${type}`);
+    const unique = [...new Set(ids)];
+    const existing = unique.length ? await resolver.resolve(principal.accountId, unique) : new Map();
+    const granted = new Map<number, Set<Action>>();
+    for (const id of existing.keys()) granted.set(id, new Set());
+    if (existing.size === 0 || principal.isAdmin) return new AccessMap(principal.actions, granted);
+
+    const refs = new Map<string, number[]>();
+    for (const [id, chain] of existing) {
+      for (const ref of chain) {
+        const key = `${ref.type}:${ref.id}`;
+        refs.set(key, [...(refs.get(key) ?? []), id]);
+      }
+    }
+    if (principal.objectActions.size > 0) {
+      const keys = [...refs.keys()];
+      const rows: Array<{ resourceType: string; resourceId: string; action: string }> = await this.dataSource.query(
+        `SELECT resource_type AS "resourceType", resource_id AS "resourceId", action
+         FROM policies
+         WHERE account_id = $1
+           AND ((principal_type = 'user' AND principal_id = $2) OR (principal_type = 'role' AND principal_id = ANY($3)))
+           AND (resource_type, resource_id) IN (SELECT * FROM unnest($4::text[], $5::text[]))`,
+        [
+          principal.accountId,
+          principal.userId,
+          principal.roleIds,
+          keys.map((k) => k.split(':')[0]),
+          keys.map((k) => k.split(':')[1]),
+        ],
+      );
+      for (const row of rows) {
+        for (const id of refs.get(`${row.resourceType}:${row.resourceId}`) ?? []) {
+          for (const a of expandActions([row.action])) granted.get(id)!.add(a);
+        }
+      }
+    }
+    return new AccessMap(principal.actions, granted);
+  }
+
+  /** The ids of `ids` on which the caller holds `action`. */
+  async permitted(principal: Principal, action: Action, type: GrantableType, ids: readonly number[]): Promise<number[]> {
+    return (await this.map(principal, type, ids)).ids(action);
+  }
+
+  /**
+   * Asserts the caller may perform `action` on one resource: 404 when it does not exist in the
+   * account or the caller cannot even read it, 403 when they can read it but lack `action`.
+   */
+  async assert(principal: Principal, type: GrantableType, id: number, action: Action, readAction: Action): Promise<void> {
+    const access = await this.map(principal, type, [id]);
+    if (!access.can(id, readAction)) throw coreError('not_found', `${type} ${id} was not found`);
+    if (!access.can(id, action)) {
+      throw coreError('forbidden', `This operation requires the ${action} action on this ${type.toLowerCase()}`);
+    }
+  }
+
+  /**
+   * A SQL predicate keeping, of a list of `type` rows, those on which the caller holds `action`
+   * directly (`TRUE` for callers holding it account-wide). Lists use it so one query pages
+   * through visible rows only.
+   */
+  listScope(
+    principal: Principal,
+    type: GrantableType,
+    action: Action,
+    idColumn: string,
+    firstParam: number,
+  ): { sql: string; params: unknown[] } {
+    if (principal.actions.has(action)) return { sql: 'TRUE', params: [] };
+    if (!principal.objectActions.has(action)) return { sql: 'FALSE', params: [] };
+    const [a, u, r, t, g] = [0, 1, 2, 3, 4].map((i) => `$${firstParam + i}`);
+    return {
+      sql: `${idColumn}::text IN (SELECT resource_id FROM policies WHERE account_id = ${a} AND resource_type = ${t}
+        AND action = ANY(${g}) AND ((principal_type = 'user' AND principal_id = ${u})
+          OR (principal_type = 'role' AND principal_id = ANY(${r}))))`,
+      params: [principal.accountId, principal.userId, principal.roleIds, type, actionsGranting(action)],
+    };
+  }
+}

@@ -1,0 +1,145 @@
+/** The role actions of the specification, spelled as on the wire. */
+export enum Action {
+  All = 'All',
+  DeploymentsManage = 'DeploymentsManage',
+  DeploymentCreate = 'DeploymentCreate',
+  DeploymentRead = 'DeploymentRead',
+  DeploymentUpdate = 'DeploymentUpdate',
+  DeploymentDelete = 'DeploymentDelete',
+  SecretsManage = 'SecretsManage',
+  DownloadData = 'DownloadData',
+  PlaygroundRead = 'PlaygroundRead',
+  SchemaRead = 'SchemaRead',
+  SchemaUpdate = 'SchemaUpdate',
+  SchemaUpdateDevBranches = 'SchemaUpdateDevBranches',
+  APMRead = 'APMRead',
+  PreAggregationBuild = 'PreAggregationBuild',
+  AlertsCreate = 'AlertsCreate',
+  AlertsRead = 'AlertsRead',
+  AlertsUpdate = 'AlertsUpdate',
+  AlertsDelete = 'AlertsDelete',
+  AuditLogManage = 'AuditLogManage',
+  BillingRead = 'BillingRead',
+  SqlRunnerRead = 'SqlRunnerRead',
+  DataAssetsRead = 'DataAssetsRead',
+  DataAssetsManage = 'DataAssetsManage',
+  CubeNetworkConnect = 'CubeNetworkConnect',
+  ReportRead = 'ReportRead',
+  ReportEdit = 'ReportEdit',
+  ReportManage = 'ReportManage',
+  WorkbookManage = 'WorkbookManage',
+  WorkbookRead = 'WorkbookRead',
+  WorkbookEdit = 'WorkbookEdit',
+  ChatThreadRead = 'ChatThreadRead',
+  AgentManage = 'AgentManage',
+  AgentRead = 'AgentRead',
+  AgentSpaceManage = 'AgentSpaceManage',
+  AgentAdmin = 'AgentAdmin',
+  DeploymentAgentRead = 'DeploymentAgentRead',
+  OAuthIntegrationsManage = 'OAuthIntegrationsManage',
+  OAuthIntegrationsIssueTokens = 'OAuthIntegrationsIssueTokens',
+  McpToolsManage = 'McpToolsManage',
+  AIBIDevelop = 'AIBIDevelop',
+  AIBIExplore = 'AIBIExplore',
+  AIBIView = 'AIBIView',
+  ChartPalettesManage = 'ChartPalettesManage',
+  DashboardThemesManage = 'DashboardThemesManage',
+  AIBIDeveloper = 'AIBIDeveloper',
+  AIBIUser = 'AIBIUser',
+  AIBIViewer = 'AIBIViewer',
+  EmbedDeploymentRead = 'EmbedDeploymentRead',
+  EmbedDashboardRead = 'EmbedDashboardRead',
+  FolderRead = 'FolderRead',
+  FolderEdit = 'FolderEdit',
+  FolderManage = 'FolderManage',
+}
+
+export const ALL_ACTIONS: readonly Action[] = Object.values(Action);
+
+/** What holding an action also grants. `All` grants every action. */
+const IMPLIES: Partial<Record<Action, readonly Action[]>> = {
+  [Action.DeploymentsManage]: [
+    Action.DeploymentCreate,
+    Action.DeploymentRead,
+    Action.DeploymentUpdate,
+    Action.DeploymentDelete,
+  ],
+  [Action.DeploymentUpdate]: [Action.DeploymentRead],
+  [Action.DeploymentDelete]: [Action.DeploymentRead],
+  [Action.SchemaUpdate]: [Action.SchemaRead, Action.SchemaUpdateDevBranches],
+  [Action.SchemaUpdateDevBranches]: [Action.SchemaRead],
+  [Action.DataAssetsManage]: [Action.DataAssetsRead],
+  [Action.ReportManage]: [Action.ReportEdit],
+  [Action.ReportEdit]: [Action.ReportRead],
+  [Action.WorkbookManage]: [Action.WorkbookEdit],
+  [Action.WorkbookEdit]: [Action.WorkbookRead],
+  [Action.FolderManage]: [Action.FolderEdit],
+  [Action.FolderEdit]: [Action.FolderRead],
+  [Action.AgentManage]: [Action.AgentRead],
+  [Action.AgentAdmin]: [Action.AgentManage, Action.AgentSpaceManage],
+};
+
+/** The closure of a set of actions under {@link IMPLIES}. */
+export function expandActions(actions: Iterable<string>): Set<Action> {
+  const out = new Set<Action>();
+  const stack = [...actions].filter((a): a is Action => ALL_ACTIONS.includes(a as Action));
+  if (stack.includes(Action.All)) return new Set(ALL_ACTIONS);
+  while (stack.length > 0) {
+    const a = stack.pop()!;
+    if (out.has(a)) continue;
+    out.add(a);
+    for (const b of IMPLIES[a] ?? []) stack.push(b);
+  }
+  return out;
+}
+
+/** Every action that, held, grants `action` (itself included). */
+export function actionsGranting(action: Action): Action[] {
+  return ALL_ACTIONS.filter((a) => expandActions([a]).has(action));
+}
+
+export interface BuiltInRole {
+  name: string;
+  actions: readonly Action[];
+}
+
+/** Roles every account has. A user lists them by name in `defaultRoles`. */
+export const BUILT_IN_ROLES: readonly BuiltInRole[] = [
+  { name: 'Admin', actions: [Action.All] },
+  {
+    name: 'Developer',
+    actions: [
+      Action.DeploymentsManage,
+      Action.SchemaUpdate,
+      Action.PlaygroundRead,
+      Action.SqlRunnerRead,
+      Action.DataAssetsManage,
+      Action.PreAggregationBuild,
+      Action.ReportManage,
+      Action.WorkbookManage,
+      Action.FolderManage,
+      Action.DownloadData,
+    ],
+  },
+  {
+    name: 'Explorer',
+    actions: [
+      Action.DeploymentRead,
+      Action.PlaygroundRead,
+      Action.ReportEdit,
+      Action.WorkbookEdit,
+      Action.FolderEdit,
+      Action.DownloadData,
+    ],
+  },
+  {
+    name: 'Viewer',
+    actions: [Action.DeploymentRead, Action.ReportRead, Action.WorkbookRead, Action.FolderRead],
+  },
+];
+
+export const BUILT_IN_ROLE_NAMES = BUILT_IN_ROLES.map((r) => r.name);
+
+export function builtInRoleActions(names: readonly string[]): Action[] {
+  return BUILT_IN_ROLES.filter((r) => names.includes(r.name)).flatMap((r) => r.actions);
+}

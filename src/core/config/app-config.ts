@@ -1,0 +1,143 @@
+import path from 'node:path';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { EnvSchema } from './env.schema.js';
+
+export type ProcessRole = 'api' | 'worker' | 'cli';
+
+export interface DatabaseConfig {
+  /** Null means the embedded PGlite default in `dataDir`. */
+  url: string | null;
+  poolSize: number;
+  dataDir: string;
+  runMigrations: boolean;
+}
+
+export interface QueueConfig {
+  /** Null means no Redis: jobs run in-process. */
+  redisUrl: string | null;
+  prefix: string;
+  runJobsInProcess: boolean;
+  enqueueTimeoutMs: number;
+  relayIntervalMs: number;
+}
+
+export interface HttpConfig {
+  port: number;
+  host: string;
+  tlsCertFile: string | null;
+  tlsKeyFile: string | null;
+  trustProxy: string | number | boolean;
+  allowHttp: boolean;
+  bodyLimit: string;
+  rateLimitMax: number;
+  rateLimitWindowSeconds: number;
+  shutdownTimeoutMs: number;
+}
+
+/** Every variable of {@link EnvSchema}; `.env.example` documents each. */
+export const ENV_KEYS = [
+  'NODE_ENV',
+  'PORT',
+  'HOST',
+  'DATABASE_URL',
+  'DATABASE_POOL_SIZE',
+  'DATA_DIR',
+  'MIGRATIONS_RUN',
+  'REDIS_URL',
+  'QUEUE_PREFIX',
+  'RUN_JOBS_IN_PROCESS',
+  'QUEUE_ENQUEUE_TIMEOUT_MS',
+  'OUTBOX_RELAY_INTERVAL_MS',
+  'TLS_CERT_FILE',
+  'TLS_KEY_FILE',
+  'TRUST_PROXY',
+  'ALLOW_HTTP',
+  'BODY_LIMIT',
+  'RATE_LIMIT_MAX',
+  'RATE_LIMIT_WINDOW_SECONDS',
+  'LOG_LEVEL',
+  'SHUTDOWN_TIMEOUT_MS',
+  'DEPLOYMENT_DOMAIN',
+  'BOOTSTRAP_ACCOUNT',
+  'BOOTSTRAP_EMAIL',
+] as const satisfies readonly (keyof EnvSchema)[];
+
+export class ConfigError extends Error {}
+
+/**
+ * Typed, validated configuration. The only place that reads `process.env`.
+ */
+export class AppConfig {
+  readonly env: 'development' | 'test' | 'production';
+  readonly database: DatabaseConfig;
+  readonly queue: QueueConfig;
+  readonly http: HttpConfig;
+  readonly logLevel: string;
+  readonly deploymentDomain: string;
+  readonly bootstrap: { account: string; email: string };
+
+  constructor(
+    readonly role: ProcessRole,
+    source: Record<string, string | undefined> = process.env,
+  ) {
+    const raw = Object.fromEntries(ENV_KEYS.map((k) => [k, source[k] === '' ? undefined : source[k]]));
+    const env = plainToInstance(EnvSchema, raw);
+    const errors = validateSync(env, { forbidUnknownValues: false });
+    if (errors.length > 0) {
+      const lines = errors.map((e) => `  ${e.property}: ${Object.values(e.constraints ?? {}).join('; ')}`);
+      throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+    }
+    if (Boolean(env.TLS_CERT_FILE) !== Boolean(env.TLS_KEY_FILE)) {
+      throw new ConfigError('Invalid configuration:\n  TLS_CERT_FILE and TLS_KEY_FILE must be set together');
+    }
+
+    this.env = (env.NODE_ENV as AppConfig['env'] | undefined) ?? 'production';
+    const development = this.env !== 'production';
+    this.database = {
+      url: env.DATABASE_URL ?? null,
+      poolSize: env.DATABASE_POOL_SIZE ?? 10,
+      dataDir: path.resolve(env.DATA_DIR ?? '.data'),
+      runMigrations: env.MIGRATIONS_RUN ?? true,
+    };
+    this.queue = {
+      redisUrl: env.REDIS_URL ?? null,
+      prefix: env.QUEUE_PREFIX ?? 'platform',
+      runJobsInProcess: role === 'worker' || (role === 'api' && (env.RUN_JOBS_IN_PROCESS ?? true)),
+      enqueueTimeoutMs: env.QUEUE_ENQUEUE_TIMEOUT_MS ?? 2000,
+      relayIntervalMs: env.OUTBOX_RELAY_INTERVAL_MS ?? 5000,
+    };
+    this.http = {
+      port: env.PORT ?? 3000,
+      host: env.HOST ?? '0.0.0.0',
+      tlsCertFile: env.TLS_CERT_FILE ?? null,
+      tlsKeyFile: env.TLS_KEY_FILE ?? null,
+      trustProxy: parseTrustProxy(env.TRUST_PROXY),
+      allowHttp: env.ALLOW_HTTP ?? development,
+      bodyLimit: env.BODY_LIMIT ?? '1mb',
+      rateLimitMax: env.RATE_LIMIT_MAX ?? 1200,
+      rateLimitWindowSeconds: env.RATE_LIMIT_WINDOW_SECONDS ?? 60,
+      shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS ?? 10000,
+    };
+    this.logLevel = env.LOG_LEVEL ?? (role === 'cli' ? 'silent' : this.env === 'test' ? 'warn' : 'info');
+    this.deploymentDomain = env.DEPLOYMENT_DOMAIN ?? 'platform.localhost';
+    this.bootstrap = {
+      account: env.BOOTSTRAP_ACCOUNT ?? 'default',
+      email: env.BOOTSTRAP_EMAIL ?? 'admin@example.com',
+    };
+  }
+
+  get embedded(): boolean {
+    return this.database.url === null;
+  }
+}
+
+
+function parseTrustProxy(value: string | undefined): string | number | boolean {
+  if (value === undefined) return false;
+  const v = value.trim();
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  if (/^\d+$/.test(v)) return Number(v);
+  return v;
+}

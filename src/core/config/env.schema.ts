@@ -1,0 +1,56 @@
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+
+const toBool = ({ value }: { value: unknown }): unknown => {
+  if (typeof value !== 'string') return value;
+  const v = value.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (['false', '0', 'no', 'off', ''].includes(v)) return false;
+  return value;
+};
+const toInt = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
+
+/**
+ * Every environment variable the service reads. Validated once at boot; the process refuses
+ * to start with a message naming each bad variable. `.env.example` documents the same list.
+ */
+export class EnvSchema {
+  @IsOptional() @IsIn(['development', 'test', 'production']) NODE_ENV?: string;
+
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(65535) PORT?: number;
+  @IsOptional() @IsString() HOST?: string;
+
+  @IsOptional() @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
+  DATABASE_URL?: string;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(200) DATABASE_POOL_SIZE?: number;
+  @IsOptional() @IsString() @MinLength(1) DATA_DIR?: string;
+  @IsOptional() @Transform(toBool) @IsBoolean() MIGRATIONS_RUN?: boolean;
+
+  @IsOptional() @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  REDIS_URL?: string;
+  @IsOptional() @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'QUEUE_PREFIX must be 1-64 of A-Z a-z 0-9 _ -' })
+  QUEUE_PREFIX?: string;
+  @IsOptional() @Transform(toBool) @IsBoolean() RUN_JOBS_IN_PROCESS?: boolean;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(30000) QUEUE_ENQUEUE_TIMEOUT_MS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(600000) OUTBOX_RELAY_INTERVAL_MS?: number;
+
+  @IsOptional() @IsString() TLS_CERT_FILE?: string;
+  @IsOptional() @IsString() TLS_KEY_FILE?: string;
+  @IsOptional() @IsString() TRUST_PROXY?: string;
+  @IsOptional() @Transform(toBool) @IsBoolean() ALLOW_HTTP?: boolean;
+
+  @IsOptional() @Matches(/^\d+(b|kb|mb)$/i, { message: 'BODY_LIMIT must look like 512kb or 1mb' })
+  BODY_LIMIT?: string;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(1000000) RATE_LIMIT_MAX?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(86400) RATE_LIMIT_WINDOW_SECONDS?: number;
+
+  @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL?: string;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(600000) SHUTDOWN_TIMEOUT_MS?: number;
+
+  @IsOptional() @Matches(/^[a-z0-9.-]+$/, { message: 'DEPLOYMENT_DOMAIN must be a host name' })
+  DEPLOYMENT_DOMAIN?: string;
+  @IsOptional() @Matches(/^[a-z0-9][a-z0-9-]{1,62}$/, { message: 'BOOTSTRAP_ACCOUNT must be a slug' })
+  BOOTSTRAP_ACCOUNT?: string;
+  @IsOptional() @IsString() BOOTSTRAP_EMAIL?: string;
+}

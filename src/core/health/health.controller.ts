@@ -1,0 +1,72 @@
+import { Controller, Get, HttpStatus, Inject, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { DataSource } from 'typeorm';
+import { Public } from '../auth/access.decorators.js';
+import { JOB_DISPATCHER, type JobDispatcher } from '../queue/dispatcher.js';
+
+class HealthCheckDto {
+  @ApiProperty({ enum: ['up', 'down', 'not-configured'] }) status: string;
+  @ApiProperty({ required: false }) detail?: string;
+}
+
+class ReadinessDto {
+  @ApiProperty({ enum: ['ok', 'error'] }) status: 'ok' | 'error';
+  @ApiProperty({ type: HealthCheckDto }) database: HealthCheckDto;
+  @ApiProperty({ type: HealthCheckDto }) redis: HealthCheckDto;
+}
+
+class LivenessDto {
+  @ApiProperty({ enum: ['ok'] }) status: 'ok';
+}
+
+async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms))),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** Probes for orchestrators. Public, and exempt from the HTTPS rule and rate limiting. */
+@ApiTags('Health')
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(JOB_DISPATCHER) private readonly dispatcher: JobDispatcher,
+  ) {}
+
+  @Get('live')
+  @Public()
+  @ApiOkResponse({ type: LivenessDto })
+  live(): LivenessDto {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  @Public()
+  @ApiOkResponse({ type: ReadinessDto })
+  @ApiServiceUnavailableResponse({ type: ReadinessDto })
+  async ready(@Res({ passthrough: true }) res: Response): Promise<ReadinessDto> {
+    const [database, redis] = await Promise.all([this.checkDatabase(), this.checkRedis()]);
+    const ok = database.status === 'up' && redis.status !== 'down';
+    res.status(ok ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);
+    return { status: ok ? 'ok' : 'error', database, redis };
+  }
+
+  private async checkDatabase(): Promise<HealthCheckDto> {
+    try {
+      await within(this.dataSource.query('SELECT 1'), 2_000);
+      return { status: 'up' };
+    } catch (err) {
+      return { status: 'down', detail: (err as Error).message };
+    }
+  }
+
+  private async checkRedis(): Promise<HealthCheckDto> {
+    if (this.dispatcher.mode === 'in-process') return { status: 'not-configured', detail: 'jobs run in-process' };
+    const problem = await this.dispatcher.check();
+    return problem ? { status: 'down', detail: problem } : { status: 'up' };
+  }
+}

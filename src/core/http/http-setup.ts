@@ -1,0 +1,92 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import helmet from 'helmet';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { AppConfig } from '../config/app-config.js';
+import { hashToken } from '../auth/token.js';
+import { errorBody, toErrorBody } from './exception.filter.js';
+
+const PROBES = /^\/health\/(live|ready)\/?$/;
+
+function containsNul(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (depth > 64 || value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.some((v) => containsNul(v, depth + 1));
+  return Object.entries(value).some(([k, v]) => k.includes('\u0000') || containsNul(v, depth + 1));
+}
+
+/** The rate-limit key: the token's hash when one is sent, else the client address. */
+function rateLimitKey(req: Request): string {
+  const auth = req.headers.authorization;
+  const token = auth ? /^(?:Bearer|Api-Key) +(\S+)/i.exec(auth)?.[1] : undefined;
+  return token ? `t:${hashToken(token)}` : `ip:${ipKeyGenerator(req.ip ?? '')}`;
+}
+
+/**
+ * Express-level conventions, applied before Nest's router: HTTPS enforcement, security headers,
+ * rate limiting, the JSON body parser with its size limit, and rejection of NUL characters
+ * (PostgreSQL cannot store them). Every failure answers in the one error shape.
+ */
+export function configureHttp(app: NestExpressApplication, config: AppConfig): void {
+  const { http } = config;
+  app.set('trust proxy', http.trustProxy);
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (http.allowHttp || req.secure || PROBES.test(req.path)) return next();
+    res
+      .status(403)
+      .json(errorBody(403, 'https_required', 'This API is only served over HTTPS; retry with https://'));
+  });
+
+  app.use(
+    helmet({
+      contentSecurityPolicy: {
+        directives: {
+          defaultSrc: ["'self'"],
+          scriptSrc: ["'self'"],
+          styleSrc: ["'self'", "'unsafe-inline'"],
+          imgSrc: ["'self'", 'data:'],
+          connectSrc: ["'self'"],
+          upgradeInsecureRequests: http.allowHttp ? null : [],
+        },
+      },
+      hsts: http.allowHttp ? false : { maxAge: 31_536_000, includeSubDomains: true },
+    }),
+  );
+
+  if (http.rateLimitMax > 0) {
+    app.use(
+      rateLimit({
+        windowMs: http.rateLimitWindowSeconds * 1000,
+        limit: http.rateLimitMax,
+        standardHeaders: 'draft-8',
+        legacyHeaders: false,
+        keyGenerator: rateLimitKey,
+        skip: (req) => PROBES.test(req.path),
+        handler: (_req, res) => {
+          res
+            .status(429)
+            .json(errorBody(429, 'rate_limited', 'Too many requests for this token; retry after the Retry-After delay'));
+        },
+      }),
+    );
+  }
+
+  app.use(express.json({ limit: http.bodyLimit, strict: true, type: ['application/json', 'application/*+json'] }));
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const rawUrl = req.originalUrl;
+    if (/%00/.test(rawUrl) || containsNul(req.body)) {
+      res.status(400).json(errorBody(400, 'invalid_characters', 'The request contains a NUL character'));
+      return;
+    }
+    next();
+  });
+  // Errors raised by the middleware above (malformed JSON, body too large) in the one shape.
+  app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(err);
+    const body = toErrorBody(err);
+    res.status(body.statusCode).json(body);
+  });
+}

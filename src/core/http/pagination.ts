@@ -1,0 +1,165 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { coreError } from './api-error.js';
+import { IntField, StringField } from './validation.js';
+
+export const DEFAULT_PAGE_SIZE = 100;
+export const MAX_PAGE_SIZE = 1000;
+
+/** Cursor parameters every list takes. */
+export class PageQueryDto {
+  @IntField({ optional: true, query: true, min: 1, max: MAX_PAGE_SIZE, description: 'Page size (default 100)' })
+  first?: number;
+
+  @StringField({ optional: true, maxLength: 512, description: 'Cursor: the endCursor of the previous page' })
+  after?: string;
+}
+
+/** Cursor parameters plus the older offset parameters; the two styles cannot be mixed. */
+export class LegacyPageQueryDto extends PageQueryDto {
+  @IntField({ optional: true, query: true, min: 0, max: MAX_PAGE_SIZE, deprecated: true, description: 'Legacy page size' })
+  limit?: number;
+
+  @IntField({ optional: true, query: true, min: 0, deprecated: true, description: 'Legacy offset' })
+  offset?: number;
+}
+
+export class PageInfoDto {
+  @ApiProperty() hasNextPage: boolean;
+  @ApiProperty() hasPreviousPage: boolean;
+  @ApiProperty({ type: String, nullable: true }) startCursor: string | null;
+  @ApiProperty({ type: String, nullable: true }) endCursor: string | null;
+}
+
+export class LegacyPaginationDto {
+  @ApiProperty({ minimum: 0 }) total: number;
+  @ApiProperty({ minimum: 0 }) offset: number;
+  @ApiProperty({ minimum: 0 }) limit: number;
+}
+
+export interface PageInfo {
+  hasNextPage: boolean;
+  hasPreviousPage: boolean;
+  startCursor: string | null;
+  endCursor: string | null;
+}
+
+export interface Page<T> {
+  items: T[];
+  pageInfo: PageInfo;
+}
+
+export interface LegacyPage<T> extends Page<T> {
+  data: T[];
+  count: number;
+  pagination: { total: number; offset: number; limit: number };
+}
+
+export type CursorValue = string | number | null;
+
+export type Paging =
+  | { mode: 'cursor'; first: number; after: CursorValue[] | null }
+  | { mode: 'offset'; limit: number; offset: number };
+
+export function encodeCursor(values: readonly CursorValue[]): string {
+  return Buffer.from(JSON.stringify(values), 'utf8').toString('base64url');
+}
+
+/**
+ * Decodes a cursor made by {@link encodeCursor} for a sort of `kinds`; anything else is a 400,
+ * never a query with garbage in it.
+ */
+export function decodeCursor(after: string, kinds: ReadonlyArray<'string' | 'number' | 'date'>): CursorValue[] {
+  let values: unknown;
+  try {
+    values = /^[A-Za-z0-9_-]+$/.test(after) ? JSON.parse(Buffer.from(after, 'base64url').toString('utf8')) : null;
+  } catch {
+    values = null;
+  }
+  const ok =
+    Array.isArray(values) &&
+    values.length === kinds.length &&
+    values.every((v, i) => {
+      const kind = kinds[i];
+      if (kind === 'number') return Number.isSafeInteger(v);
+      if (typeof v !== 'string' || v.length > 1000 || v.includes('\u0000')) return false;
+      return kind === 'string' || !Number.isNaN(Date.parse(v));
+    });
+  if (!ok) throw coreError('invalid_cursor', 'after is not a cursor returned by this list');
+  return values as CursorValue[];
+}
+
+/** Resolves the paging style of a request; mixing `first`/`after` with `limit`/`offset` is a 400. */
+export function resolvePaging(
+  query: PageQueryDto & Partial<LegacyPageQueryDto>,
+  kinds: ReadonlyArray<'string' | 'number' | 'date'>,
+): Paging {
+  const legacy = query.limit !== undefined || query.offset !== undefined;
+  const cursor = query.first !== undefined || query.after !== undefined;
+  if (legacy && cursor) {
+    throw coreError('pagination_conflict', 'Use either first/after or limit/offset, not both');
+  }
+  if (legacy) return { mode: 'offset', limit: query.limit ?? DEFAULT_PAGE_SIZE, offset: query.offset ?? 0 };
+  return {
+    mode: 'cursor',
+    first: query.first ?? DEFAULT_PAGE_SIZE,
+    after: query.after !== undefined ? decodeCursor(query.after, kinds) : null,
+  };
+}
+
+/** The SQL row limit for a page: one more row than asked, to learn whether another page exists. */
+export function fetchLimit(paging: Paging): number {
+  return (paging.mode === 'cursor' ? paging.first : paging.limit) + 1;
+}
+
+/**
+ * Builds a page from rows fetched with {@link fetchLimit}. `cursorOf` gives the sort key of a
+ * row, which becomes its cursor.
+ */
+export function buildPage<R, T = R>(
+  rows: R[],
+  paging: Paging,
+  cursorOf: (row: R) => CursorValue[],
+  map: (row: R) => T = (r) => r as unknown as T,
+): Page<T> {
+  const size = paging.mode === 'cursor' ? paging.first : paging.limit;
+  const slice = rows.slice(0, size);
+  return {
+    items: slice.map(map),
+    pageInfo: {
+      hasNextPage: rows.length > size,
+      hasPreviousPage: paging.mode === 'cursor' ? paging.after !== null : paging.offset > 0,
+      startCursor: slice.length ? encodeCursor(cursorOf(slice[0])) : null,
+      endCursor: slice.length ? encodeCursor(cursorOf(slice[slice.length - 1])) : null,
+    },
+  };
+}
+
+/** Adds the deprecated `data`, `count` and `pagination` fields that older clients read. */
+export function withLegacyFields<T>(page: Page<T>, paging: Paging, total: number): LegacyPage<T> {
+  return {
+    ...page,
+    data: page.items,
+    count: total,
+    pagination: {
+      total,
+      offset: paging.mode === 'offset' ? paging.offset : 0,
+      limit: paging.mode === 'offset' ? paging.limit : paging.first,
+    },
+  };
+}
+
+/**
+ * The keyset predicate `(col1, col2) > ($n, $n+1)` (or `<` descending) for a cursor, with its
+ * parameters. All sort columns share one direction; the last column must be unique (the id).
+ */
+export function keysetPredicate(
+  columns: readonly string[],
+  direction: 'ASC' | 'DESC',
+  after: CursorValue[] | null,
+  firstParam: number,
+): { sql: string; params: CursorValue[] } {
+  if (!after) return { sql: 'TRUE', params: [] };
+  const placeholders = columns.map((_, i) => `$${firstParam + i}`);
+  const op = direction === 'ASC' ? '>' : '<';
+  return { sql: `(${columns.join(', ')}) ${op} (${placeholders.join(', ')})`, params: after };
+}

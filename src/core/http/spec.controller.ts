@@ -1,0 +1,18 @@
+import { Controller, Get } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Authenticated } from '../auth/access.decorators.js';
+import { OpenApiDocument } from './openapi-document.js';
+
+@ApiTags('OpenAPI Spec')
+@Controller('api/v1/spec')
+export class SpecController {
+  constructor(private readonly document: OpenApiDocument) {}
+
+  @Get()
+  @Authenticated()
+  @ApiOperation({ summary: 'The OpenAPI 3.1 document of this API' })
+  @ApiOkResponse({ description: 'OpenAPI 3.1 document', schema: { type: 'object', additionalProperties: true } })
+  getSpec(): object {
+    return this.document.get();
+  }
+}

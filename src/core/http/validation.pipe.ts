@@ -1,0 +1,48 @@
+import { Injectable, ValidationPipe, type ArgumentMetadata } from '@nestjs/common';
+import type { ValidationError } from 'class-validator';
+import { coreError } from './api-error.js';
+
+/** One message per bad field, each naming the field by its full path (`settings.locale ...`). */
+export function flattenValidationErrors(errors: ValidationError[], prefix = ''): string[] {
+  return errors.flatMap((e) => {
+    const path = prefix ? `${prefix}.${e.property}` : e.property;
+    const own = Object.values(e.constraints ?? {}).map((m) => {
+      if (m.startsWith(`${e.property} `)) return `${path}${m.slice(e.property.length)}`;
+      if (m.startsWith(`property ${e.property} `)) return `property ${path}${m.slice(9 + e.property.length)}`;
+      return `${path}: ${m}`;
+    });
+    const unknownField = own.length === 0 && !e.children?.length ? [`${path} is invalid`] : [];
+    return [...own, ...unknownField, ...flattenValidationErrors(e.children ?? [], path)];
+  });
+}
+
+/**
+ * Validates and converts every body, query and path DTO. Unknown fields are rejected, so a
+ * removed field fails loudly instead of being ignored. An absent body counts as `{}`.
+ */
+@Injectable()
+export class StrictValidationPipe extends ValidationPipe {
+  constructor() {
+    super({
+      whitelist: true,
+      forbidNonWhitelisted: true,
+      forbidUnknownValues: true,
+      transform: true,
+      transformOptions: { enableImplicitConversion: false, exposeUnsetFields: false },
+      validationError: { target: false, value: false },
+      exceptionFactory: (errors) => coreError('validation_failed', flattenValidationErrors(errors)),
+    });
+  }
+
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'body' && (value === undefined || value === null)) value = {};
+    if (metadata.type === 'body' && (typeof value !== 'object' || Array.isArray(value)) && isClass(metadata.metatype)) {
+      throw coreError('validation_failed', ['The request body must be a JSON object']);
+    }
+    return super.transform(value, metadata);
+  }
+}
+
+function isClass(t: unknown): boolean {
+  return typeof t === 'function' && ![String, Number, Boolean, Array, Object].includes(t as never);
+}

@@ -1,0 +1,76 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { getQueueToken } from '@nestjs/bull';
+import type { Queue } from 'bull';
+import { AppConfig } from '../config/app-config.js';
+import type { DispatchableJob, JobDispatcher } from './dispatcher.js';
+import { JOB_QUEUES, QueueName } from './jobs.js';
+import { MAX_ATTEMPTS, OutboxRepository } from './outbox.repository.js';
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Hands jobs to Bull queues in Redis, within a bounded time. */
+@Injectable()
+export class BullDispatcher implements JobDispatcher {
+  readonly mode = 'redis' as const;
+  private readonly logger = new Logger('BullDispatcher');
+  private readonly queues = new Map<QueueName, Queue>();
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly outbox: OutboxRepository,
+    moduleRef: ModuleRef,
+  ) {
+    for (const name of Object.values(QueueName)) {
+      const queue = moduleRef.get<Queue>(getQueueToken(name), { strict: false });
+      queue.on('error', (err) => this.logger.warn(`queue ${name}: ${err.message}`));
+      this.queues.set(name, queue);
+    }
+  }
+
+  available(): boolean {
+    return [...this.queues.values()].every((q) => q.client.status === 'ready');
+  }
+
+  async dispatch(job: DispatchableJob): Promise<void> {
+    const queue = this.queues.get(JOB_QUEUES[job.name])!;
+    if (queue.client.status !== 'ready') throw new Error('Redis is not connected');
+    await withTimeout(
+      queue.add(
+        job.name,
+        { outboxId: job.id, payload: job.payload },
+        {
+          jobId: `outbox-${job.id}`,
+          attempts: MAX_ATTEMPTS,
+          backoff: { type: 'exponential', delay: 5_000 },
+          removeOnComplete: 1_000,
+          removeOnFail: 5_000,
+        },
+      ),
+      this.config.queue.enqueueTimeoutMs,
+      'enqueue',
+    );
+    await this.outbox.markDispatched(job.id);
+  }
+
+  async check(): Promise<string | null> {
+    try {
+      const queue = this.queues.values().next().value!;
+      if (queue.client.status !== 'ready') return `redis ${queue.client.status}`;
+      await withTimeout(queue.client.ping(), 1_000, 'redis ping');
+      return null;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+  }
+}

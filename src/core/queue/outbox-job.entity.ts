@@ -1,0 +1,33 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+
+export type OutboxStatus = 'pending' | 'dispatched' | 'done' | 'failed';
+
+/**
+ * A job recorded in the same transaction as the write that caused it. The relay hands pending
+ * rows to the queue, so a job is never lost when Redis is down between commit and enqueue.
+ */
+@Entity('job_outbox')
+@Index('ix_job_outbox_pending', ['status', 'availableAt'])
+export class OutboxJob {
+  @PrimaryGeneratedColumn({ type: 'bigint' }) id: string;
+
+  @Column({ type: 'varchar', length: 64 }) queue: string;
+
+  @Column({ type: 'varchar', length: 64 }) name: string;
+
+  @Column({ type: 'jsonb' }) payload: Record<string, unknown>;
+
+  @Column({ type: 'varchar', length: 16, default: 'pending' }) status: OutboxStatus;
+
+  @Column({ type: 'integer', default: 0 }) attempts: number;
+
+  @Column({ type: 'text', nullable: true }) lastError: string | null;
+
+  @Column({ type: 'timestamptz', default: () => 'now()' }) availableAt: Date;
+
+  @CreateDateColumn({ type: 'timestamptz' }) createdAt: Date;
+
+  @Column({ type: 'timestamptz', nullable: true }) dispatchedAt: Date | null;
+
+  @Column({ type: 'timestamptz', nullable: true }) completedAt: Date | null;
+}

@@ -1,0 +1,49 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { AppConfig } from '../config/app-config.js';
+import { JOB_DISPATCHER, type JobDispatcher } from './dispatcher.js';
+import { OutboxRepository } from './outbox.repository.js';
+
+/**
+ * Periodically hands the queue the jobs whose dispatch did not happen (Redis was down between
+ * commit and enqueue, or the process died), and retries failed in-process jobs.
+ */
+@Injectable()
+export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(OutboxRelay.name);
+  private timer: NodeJS.Timeout | null = null;
+  private pass: Promise<unknown> | null = null;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly outbox: OutboxRepository,
+    @Inject(JOB_DISPATCHER) private readonly dispatcher: JobDispatcher,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => {
+      if (!this.pass) this.pass = this.relayOnce().finally(() => (this.pass = null));
+    }, this.config.queue.relayIntervalMs);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.pass;
+  }
+
+  /** One pass; returns how many jobs were handed over. */
+  async relayOnce(): Promise<number> {
+    if (!this.dispatcher.available()) return 0;
+    let handed = 0;
+    try {
+      const jobs = await this.outbox.claimDue(100, 60);
+      for (const job of jobs) {
+        await this.dispatcher.dispatch(job);
+        handed += 1;
+      }
+    } catch (err) {
+      this.logger.warn({ err }, 'outbox relay pass failed');
+    }
+    return handed;
+  }
+}

@@ -1,0 +1,105 @@
+import { Body, Controller, Delete, Get, Post, Put, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Action } from '../../core/auth/action.js';
+import { Authenticated, CurrentPrincipal, RequireActions, RequireObjectAction } from '../../core/auth/access.decorators.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { IdParam } from '../../core/http/id.pipe.js';
+import { PageQueryDto } from '../../core/http/pagination.js';
+import { DeploymentsService } from './deployments.service.js';
+import {
+  CreateDeploymentDto,
+  DeploymentDeleteResponseDto,
+  DeploymentDto,
+  DeploymentSettingsDto,
+  DeploymentsListDto,
+  DeploymentsQueryDto,
+  RegionsListDto,
+  UpdateDeploymentDto,
+} from './dto/deployment.dto.js';
+import { RegionsService } from './regions.service.js';
+
+@ApiTags('Deployments')
+@Controller('api/v1/deployments')
+export class DeploymentsController {
+  constructor(private readonly deployments: DeploymentsService) {}
+
+  @Get()
+  @RequireObjectAction(Action.DeploymentRead)
+  @ApiOperation({ summary: 'List deployments the caller can read' })
+  @ApiOkResponse({ type: DeploymentsListDto })
+  @ApiErrors(400)
+  getDeployments(@CurrentPrincipal() actor: Principal, @Query() query: DeploymentsQueryDto): Promise<DeploymentsListDto> {
+    return this.deployments.list(actor, query);
+  }
+
+  @Get(':deploymentId')
+  @RequireObjectAction(Action.DeploymentRead)
+  @ApiOperation({ summary: 'Get a deployment' })
+  @ApiOkResponse({ type: DeploymentDto })
+  @ApiErrors(400, 404)
+  getDeployment(@CurrentPrincipal() actor: Principal, @IdParam('deploymentId') id: number): Promise<DeploymentDto> {
+    return this.deployments.get(actor, id);
+  }
+
+  @Put(':deploymentId')
+  @RequireObjectAction(Action.DeploymentUpdate)
+  @ApiOperation({
+    summary: 'Update a deployment',
+    description:
+      'A partial merge: omitted fields are left alone and templateVariables is merged key by key. ' +
+      'releaseChannelVersion must be one of the versions of the target release channel.',
+  })
+  @ApiOkResponse({ type: DeploymentSettingsDto })
+  @ApiErrors(400, 404)
+  updateDeployment(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Body() dto: UpdateDeploymentDto,
+  ): Promise<DeploymentSettingsDto> {
+    return this.deployments.update(actor, id, dto);
+  }
+
+  @Delete(':deploymentId')
+  @RequireObjectAction(Action.DeploymentDelete)
+  @ApiOperation({ summary: 'Delete a deployment and everything in it' })
+  @ApiOkResponse({ type: DeploymentDeleteResponseDto })
+  @ApiErrors(400, 404)
+  async deleteDeployment(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+  ): Promise<DeploymentDeleteResponseDto> {
+    await this.deployments.remove(actor, id);
+    return { success: true };
+  }
+}
+
+@ApiTags('Deployment Creation')
+@Controller('build/api/v1/deployments')
+export class DeploymentCreationController {
+  constructor(private readonly deployments: DeploymentsService) {}
+
+  @Post()
+  @RequireActions(Action.DeploymentCreate)
+  @ApiOperation({ summary: 'Create a deployment with an empty starter project and queue its first build' })
+  @ApiOkResponse({ type: DeploymentDto })
+  @ApiErrors(400, 503)
+  createDeployment(@CurrentPrincipal() actor: Principal, @Body() dto: CreateDeploymentDto): Promise<DeploymentDto> {
+    return this.deployments.create(actor, dto);
+  }
+}
+
+@ApiTags('Regions')
+@Controller('api/v1/regions')
+export class RegionsController {
+  constructor(private readonly regions: RegionsService) {}
+
+  @Get()
+  @Authenticated()
+  @ApiOperation({ summary: 'Regions available to the account' })
+  @ApiOkResponse({ type: RegionsListDto })
+  @ApiErrors(400)
+  listRegions(@Query() query: PageQueryDto): Promise<RegionsListDto> {
+    return this.regions.list(query);
+  }
+}

@@ -1,0 +1,153 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsArray, IsIn, ValidateIf } from 'class-validator';
+import { LegacyPageQueryDto, LegacyPaginationDto, PageInfoDto } from '../../../core/http/pagination.js';
+import { BoolField, EnumField, ObjectField, StringArrayField, StringField } from '../../../core/http/validation.js';
+import {
+  CLOUD_PROVIDERS,
+  CREATION_METHODS,
+  CREATION_STEPS,
+  DEPLOY_MODES,
+  RELEASE_CHANNELS,
+  TEMPLATES,
+} from '../deployment.constants.js';
+
+export class CreateDeploymentDto {
+  @StringField({ minLength: 1, maxLength: 255, example: 'Sales analytics' }) name: string;
+
+  @EnumField(CLOUD_PROVIDERS, { enumName: 'CloudProvider' }) cloudProvider: (typeof CLOUD_PROVIDERS)[number];
+
+  @BoolField() isManaged: boolean;
+
+  @StringField({ minLength: 1, maxLength: 64, example: 'aws-us-east-1', description: 'A region name from GET /api/v1/regions' })
+  region: string;
+
+  @StringField({ minLength: 1, maxLength: 64, example: 'cubecloud' }) targetPlatform: string;
+
+  @EnumField(CREATION_STEPS, { enumName: 'CreationStep' }) creationStep: (typeof CREATION_STEPS)[number];
+
+  @EnumField(CREATION_METHODS, { optional: true, nullable: true, enumName: 'CreationMethod' })
+  creationMethod?: (typeof CREATION_METHODS)[number] | null;
+
+  @EnumField(DEPLOY_MODES, { optional: true, nullable: true, enumName: 'DeployMode' })
+  deployMode?: (typeof DEPLOY_MODES)[number] | null;
+}
+
+export class UpdateDeploymentDto {
+  @StringField({ optional: true, minLength: 1, maxLength: 255 }) name?: string;
+
+  @EnumField(CLOUD_PROVIDERS, { optional: true, enumName: 'CloudProvider' }) cloudProvider?: string;
+
+  @StringField({ optional: true, nullable: true, maxLength: 64 }) region?: string | null;
+
+  @EnumField(RELEASE_CHANNELS, { optional: true, enumName: 'ReleaseChannel' }) releaseChannel?: string;
+
+  @StringField({ optional: true, nullable: true, maxLength: 64, description: 'One of the versions of the target channel' })
+  releaseChannelVersion?: string | null;
+
+  @BoolField({ optional: true, nullable: true }) releaseChannelVersionHold?: boolean | null;
+
+  @EnumField(TEMPLATES, { optional: true, enumName: 'DeploymentTemplate' }) template?: string;
+
+  @ObjectField({
+    optional: true,
+    nullable: true,
+    description: 'Merged key by key into the stored variables (JSON merge patch: a null value removes the key)',
+  })
+  templateVariables?: Record<string, unknown> | null;
+
+  @StringField({ optional: true, nullable: true, maxLength: 255 }) defaultLaunchpadViewGroup?: string | null;
+
+  @StringArrayField({ optional: true, nullable: true, maxItems: 50, maxLength: 255 }) launchpadTabs?: string[] | null;
+
+  @EnumField(CREATION_METHODS, { optional: true, nullable: true, enumName: 'CreationMethod' })
+  creationMethod?: string | null;
+
+  @EnumField(DEPLOY_MODES, { optional: true, nullable: true, enumName: 'DeployMode' }) deployMode?: string | null;
+
+  @StringField({ optional: true, nullable: true, maxLength: 255 }) customDomain?: string | null;
+
+  @StringField({ optional: true, minLength: 1, maxLength: 255 }) deployBranchName?: string;
+
+  @BoolField({ optional: true }) deployBranchReadOnly?: boolean;
+
+  @BoolField({ optional: true }) deployBranchMergeAllowed?: boolean;
+
+  @StringField({ optional: true, minLength: 1, maxLength: 1024 }) deployProjectRoot?: string;
+}
+
+export class DeploymentsQueryDto extends LegacyPageQueryDto {
+  @ApiProperty({ required: false, enum: CREATION_STEPS, enumName: 'CreationStep', isArray: true })
+  @Transform(({ value }) => (typeof value === 'string' ? value.split(',') : value))
+  @ValidateIf((_, v) => v !== undefined)
+  @IsArray()
+  @IsIn(CREATION_STEPS as unknown as string[], {
+    each: true,
+    message: `each value in creationStep must be one of: ${CREATION_STEPS.join(', ')}`,
+  })
+  creationStep?: string[];
+}
+
+export class DeploymentDto {
+  @ApiProperty() id: number;
+  @ApiProperty() name: string;
+  @ApiProperty({ example: 'https://deployment-1.platform.localhost' }) deploymentUrl: string;
+  @ApiProperty({ enum: CREATION_STEPS, enumName: 'CreationStep' }) creationStep: string;
+}
+
+export class DeploymentSettingsDto extends DeploymentDto {
+  @ApiProperty({ enum: CLOUD_PROVIDERS, enumName: 'CloudProvider' }) cloudProvider: string;
+  @ApiProperty({ type: String, nullable: true }) region: string | null;
+  @ApiProperty({ enum: CREATION_METHODS, enumName: 'CreationMethod', nullable: true }) creationMethod: string | null;
+  @ApiProperty({ enum: DEPLOY_MODES, enumName: 'DeployMode', nullable: true }) deployMode: string | null;
+  @ApiProperty({ type: Boolean, nullable: true }) isManaged: boolean | null;
+  @ApiProperty({ type: String, nullable: true }) targetPlatform: string | null;
+  @ApiProperty({ enum: RELEASE_CHANNELS, enumName: 'ReleaseChannel' }) releaseChannel: string;
+  @ApiProperty({ type: String, nullable: true }) releaseChannelVersion: string | null;
+  @ApiProperty({ type: Boolean, nullable: true }) releaseChannelVersionHold: boolean | null;
+  @ApiProperty({ enum: TEMPLATES, enumName: 'DeploymentTemplate' }) template: string;
+  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true }) templateVariables: Record<
+    string,
+    unknown
+  > | null;
+  @ApiProperty({ type: String, nullable: true }) defaultLaunchpadViewGroup: string | null;
+  @ApiProperty({ type: String, isArray: true, nullable: true }) launchpadTabs: string[] | null;
+  @ApiProperty({ type: String, nullable: true }) customDomain: string | null;
+  @ApiProperty() deployBranchName: string;
+  @ApiProperty() deployBranchReadOnly: boolean;
+  @ApiProperty() deployBranchMergeAllowed: boolean;
+  @ApiProperty() deployProjectRoot: string;
+  @ApiProperty() isCubeSqlEnabled: boolean;
+  @ApiProperty() isSupportPreAggregations: boolean;
+}
+
+export class DeploymentsListDto {
+  @ApiProperty({ type: DeploymentDto, isArray: true }) items: DeploymentDto[];
+  @ApiProperty({ type: PageInfoDto, nullable: true }) pageInfo: PageInfoDto;
+  @ApiProperty({ type: DeploymentDto, isArray: true, deprecated: true }) data: DeploymentDto[];
+  @ApiProperty({ deprecated: true }) count: number;
+  @ApiProperty({ type: LegacyPaginationDto, deprecated: true }) pagination: LegacyPaginationDto;
+}
+
+export class DeploymentDeleteResponseDto {
+  @ApiProperty() success: boolean;
+}
+
+export class RegionDto {
+  @ApiProperty() id: number;
+  @ApiProperty() name: string;
+  @ApiProperty({ type: String, nullable: true }) title: string | null;
+  @ApiProperty({ type: String, nullable: true }) provider: string | null;
+  @ApiProperty({ type: Boolean, nullable: true }) isPublic: boolean | null;
+  @ApiProperty({ type: Boolean, nullable: true }) isDedicated: boolean | null;
+  @ApiProperty({ type: Boolean, nullable: true }) isHybrid: boolean | null;
+  @ApiProperty({ type: Boolean, nullable: true }) useAiEngineer: boolean | null;
+}
+
+export class RegionsListDto {
+  @ApiProperty({ type: RegionDto, isArray: true }) items: RegionDto[];
+  @ApiProperty({ type: PageInfoDto, nullable: true }) pageInfo: PageInfoDto;
+  @ApiProperty({ type: RegionDto, isArray: true, deprecated: true }) data: RegionDto[];
+  @ApiProperty({ deprecated: true }) count: number;
+  @ApiProperty({ type: LegacyPaginationDto, deprecated: true }) pagination: LegacyPaginationDto;
+}

@@ -1,0 +1,69 @@
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  PrimaryGeneratedColumn,
+  type Relation,
+  UpdateDateColumn,
+} from 'typeorm';
+import { Account } from '../../users/entities/account.entity.js';
+
+/** A deployment: the root resource that workspace content and the data model hang from. */
+@Entity('deployments')
+@Index('ix_deployments_account_id', ['accountId', 'id'])
+export class Deployment {
+  @PrimaryGeneratedColumn() id: number;
+
+  @Column({ type: 'integer' }) accountId: number;
+
+  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'account_id', foreignKeyConstraintName: 'fk_deployments_account' })
+  account?: Relation<Account>;
+
+  @Column({ type: 'varchar', length: 255 }) name: string;
+
+  @Column({ type: 'varchar', length: 16 }) cloudProvider: string;
+
+  @Column({ type: 'varchar', length: 64, nullable: true }) region: string | null;
+
+  @Column({ type: 'varchar', length: 16, nullable: true }) creationMethod: string | null;
+
+  @Column({ type: 'varchar', length: 16, nullable: true }) deployMode: string | null;
+
+  @Column({ type: 'varchar', length: 16 }) creationStep: string;
+
+  @Column({ type: 'boolean', default: true }) isManaged: boolean;
+
+  @Column({ type: 'varchar', length: 64, nullable: true }) targetPlatform: string | null;
+
+  @Column({ type: 'varchar', length: 16, default: 'latest' }) releaseChannel: string;
+
+  @Column({ type: 'varchar', length: 64, nullable: true }) releaseChannelVersion: string | null;
+
+  @Column({ type: 'boolean', nullable: true }) releaseChannelVersionHold: boolean | null;
+
+  @Column({ type: 'varchar', length: 16, default: 'single' }) template: string;
+
+  @Column({ type: 'jsonb', default: () => "'{}'" }) templateVariables: Record<string, unknown>;
+
+  @Column({ type: 'varchar', length: 255, nullable: true }) defaultLaunchpadViewGroup: string | null;
+
+  @Column({ type: 'text', array: true, nullable: true }) launchpadTabs: string[] | null;
+
+  @Column({ type: 'varchar', length: 255, nullable: true }) customDomain: string | null;
+
+  @Column({ type: 'varchar', length: 255, default: 'master' }) deployBranchName: string;
+
+  @Column({ type: 'boolean', default: false }) deployBranchReadOnly: boolean;
+
+  @Column({ type: 'boolean', default: true }) deployBranchMergeAllowed: boolean;
+
+  @Column({ type: 'varchar', length: 1024, default: '/' }) deployProjectRoot: string;
+
+  @CreateDateColumn({ type: 'timestamptz' }) createdAt: Date;
+
+  @UpdateDateColumn({ type: 'timestamptz' }) updatedAt: Date;
+}

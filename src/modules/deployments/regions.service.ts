@@ -1,0 +1,37 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import {
+  buildPage,
+  fetchLimit,
+  keysetPredicate,
+  resolvePaging,
+  withLegacyFields,
+  type LegacyPage,
+  type PageQueryDto,
+} from '../../core/http/pagination.js';
+import type { RegionDto } from './dto/deployment.dto.js';
+
+/** The platform's region catalogue (seeded by migration). */
+@Injectable()
+export class RegionsService {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async list(query: PageQueryDto): Promise<LegacyPage<RegionDto>> {
+    const paging = resolvePaging(query, ['number']);
+    const keyset = keysetPredicate(['id'], 'ASC', paging.mode === 'cursor' ? paging.after : null, 1);
+    const [rows, count] = await Promise.all([
+      this.dataSource.query(
+        `SELECT id, name, title, provider, is_public AS "isPublic", is_dedicated AS "isDedicated",
+                is_hybrid AS "isHybrid", use_ai_engineer AS "useAiEngineer"
+         FROM regions WHERE ${keyset.sql} ORDER BY id LIMIT ${fetchLimit(paging)}`,
+        keyset.params,
+      ) as Promise<RegionDto[]>,
+      this.dataSource.query(`SELECT count(*)::int AS n FROM regions`) as Promise<Array<{ n: number }>>,
+    ]);
+    return withLegacyFields(
+      buildPage(rows, paging, (r) => [r.id]),
+      paging,
+      count[0].n,
+    );
+  }
+}

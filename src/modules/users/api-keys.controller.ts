@@ -1,0 +1,40 @@
+import { Body, Controller, Delete, Get, HttpCode, Post, Query } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Authenticated, CurrentPrincipal } from '../../core/auth/access.decorators.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { IdParam } from '../../core/http/id.pipe.js';
+import { ApiKeysService } from './api-keys.service.js';
+import { ApiKeyCreateDto, ApiKeyCreatedDto, ApiKeysListDto, ApiKeysQueryDto } from './dto/api-key.dto.js';
+
+@ApiTags('API Keys')
+@Controller('api/v1/api-keys')
+@Authenticated()
+export class ApiKeysController {
+  constructor(private readonly apiKeys: ApiKeysService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'List your active API keys', description: 'Secrets are never returned after creation.' })
+  @ApiOkResponse({ type: ApiKeysListDto })
+  @ApiErrors(400)
+  getApiKeys(@CurrentPrincipal() actor: Principal, @Query() query: ApiKeysQueryDto): Promise<ApiKeysListDto> {
+    return this.apiKeys.list(actor, query);
+  }
+
+  @Post()
+  @ApiOperation({ summary: 'Create an API key', description: 'The response carries the secret, once.' })
+  @ApiOkResponse({ type: ApiKeyCreatedDto })
+  @ApiErrors(400)
+  createApiKey(@CurrentPrincipal() actor: Principal, @Body() dto: ApiKeyCreateDto): Promise<ApiKeyCreatedDto> {
+    return this.apiKeys.create(actor, dto);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Revoke an API key', description: 'It stops working immediately.' })
+  @ApiNoContentResponse()
+  @ApiErrors(400, 404)
+  async revokeApiKey(@CurrentPrincipal() actor: Principal, @IdParam('id') id: number): Promise<void> {
+    await this.apiKeys.revoke(actor, id);
+  }
+}

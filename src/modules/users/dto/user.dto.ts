@@ -1,0 +1,97 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { BUILT_IN_ROLE_NAMES } from '../../../core/auth/action.js';
+import { LegacyPageQueryDto, LegacyPaginationDto, PageInfoDto } from '../../../core/http/pagination.js';
+import {
+  BoolField,
+  EmailField,
+  IntField,
+  NestedField,
+  StringArrayField,
+  StringField,
+} from '../../../core/http/validation.js';
+import { PolicyDto } from './policy.dto.js';
+
+export class UserSettingsDto {
+  @StringField({ optional: true, nullable: true, maxLength: 35, example: 'en-US' }) locale?: string | null;
+  @StringField({ optional: true, nullable: true, maxLength: 32, example: 'dark' }) theme?: string | null;
+  @IntField({ optional: true, nullable: true, min: 1 }) defaultDeploymentId?: number | null;
+  @StringField({ optional: true, nullable: true, maxLength: 64, example: 'Europe/Berlin' }) timezone?: string | null;
+  @BoolField({ optional: true, nullable: true }) alternatingRowColors?: boolean | null;
+}
+
+export class UserCreateDto {
+  @EmailField() email: string;
+
+  @StringField({ minLength: 1, maxLength: 255 }) username: string;
+
+  @StringField({ optional: true, nullable: true, maxLength: 255 }) firstName?: string | null;
+
+  @StringField({ optional: true, nullable: true, maxLength: 255 }) externalId?: string | null;
+
+  @StringField({ optional: true, nullable: true, maxLength: 2048 }) picture?: string | null;
+
+  @StringField({ optional: true, nullable: true, maxLength: 255 }) title?: string | null;
+
+  @BoolField({ optional: true, nullable: true, description: 'Shorthand for the Admin built-in role' })
+  isAdmin?: boolean | null;
+
+  @StringArrayField({ optional: true, nullable: true, maxItems: 10, enum: BUILT_IN_ROLE_NAMES })
+  defaultRoles?: string[] | null;
+
+  @NestedField(() => UserSettingsDto, { optional: true, nullable: true }) settings?: UserSettingsDto | null;
+}
+
+export class UserUpdateDto {
+  @StringField({ optional: true, nullable: true, maxLength: 255 }) firstName?: string | null;
+
+  @StringField({ optional: true, nullable: true, maxLength: 2048 }) picture?: string | null;
+
+  @StringField({ optional: true, nullable: true, maxLength: 255 }) title?: string | null;
+
+  @BoolField({ optional: true, nullable: true }) isAdmin?: boolean | null;
+
+  @BoolField({ optional: true, nullable: true }) isDeactivated?: boolean | null;
+
+  @StringArrayField({ optional: true, nullable: true, maxItems: 10, enum: BUILT_IN_ROLE_NAMES })
+  defaultRoles?: string[] | null;
+
+  @NestedField(() => UserSettingsDto, { optional: true, nullable: true }) settings?: UserSettingsDto | null;
+}
+
+export class UsersQueryDto extends LegacyPageQueryDto {
+  @StringField({ optional: true, maxLength: 255, description: 'Case-insensitive substring of first name, username or email' })
+  search?: string;
+}
+
+export class UserDto {
+  @ApiProperty() id: number;
+  @ApiProperty() email: string;
+  @ApiProperty() username: string;
+  @ApiProperty({ type: String, nullable: true }) firstName: string | null;
+  @ApiProperty({ type: String, nullable: true }) picture: string | null;
+  @ApiProperty({ type: String, nullable: true }) title: string | null;
+  @ApiProperty({ type: String, nullable: true }) externalId: string | null;
+  @ApiProperty() isAdmin: boolean;
+  @ApiProperty({ type: Boolean, nullable: true }) isDeactivated: boolean | null;
+  @ApiProperty({ type: String, isArray: true, nullable: true }) defaultRoles: string[] | null;
+  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true }) settings: Record<string, unknown> | null;
+  @ApiProperty({ type: 'object', additionalProperties: true }) notifications: Record<string, unknown>;
+  @ApiProperty({ type: Number, nullable: true }) activeRoleId: number | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) lastLogin: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) createdAt: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) updatedAt: string | null;
+  @ApiPropertyOptional({ type: PolicyDto, isArray: true, nullable: true, description: 'Only on GET /users/me' })
+  userPolicies?: PolicyDto[] | null;
+}
+
+export class UsersListDto {
+  @ApiProperty({ type: UserDto, isArray: true }) items: UserDto[];
+  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
+  @ApiProperty({ type: UserDto, isArray: true, deprecated: true }) data: UserDto[];
+  @ApiProperty({ deprecated: true }) count: number;
+  @ApiProperty({ type: LegacyPaginationDto, deprecated: true }) pagination: LegacyPaginationDto;
+}
+
+export class DeleteUserResponseDto {
+  @ApiProperty() success: boolean;
+}

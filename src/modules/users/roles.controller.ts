@@ -1,0 +1,83 @@
+import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Action } from '../../core/auth/action.js';
+import { CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { IdParam } from '../../core/http/id.pipe.js';
+import { RoleCreateDto, RoleDto, RolesListDto, RolesQueryDto, RoleUpdateDto } from './dto/role.dto.js';
+import { RolesService } from './roles.service.js';
+
+@ApiTags('Roles')
+@Controller('api/v1/roles')
+@RequireActions(Action.All)
+export class RolesController {
+  constructor(private readonly roles: RolesService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'List custom roles' })
+  @ApiOkResponse({ type: RolesListDto })
+  @ApiErrors(400)
+  getRoles(@CurrentPrincipal() actor: Principal, @Query() query: RolesQueryDto): Promise<RolesListDto> {
+    return this.roles.list(actor, query);
+  }
+
+  @Post()
+  @ApiOperation({ summary: 'Create a custom role' })
+  @ApiOkResponse({ type: RoleDto })
+  @ApiErrors(400, 409)
+  createRole(@CurrentPrincipal() actor: Principal, @Body() dto: RoleCreateDto): Promise<RoleDto> {
+    return this.roles.create(actor, dto);
+  }
+
+  @Get(':roleId')
+  @ApiOperation({ summary: 'Get a custom role' })
+  @ApiOkResponse({ type: RoleDto })
+  @ApiErrors(400, 404)
+  getRole(@CurrentPrincipal() actor: Principal, @IdParam('roleId') id: number): Promise<RoleDto> {
+    return this.roles.get(actor, id);
+  }
+
+  @Put(':roleId')
+  @ApiOperation({ summary: 'Update a custom role', description: 'Sent policies replace the role’s policies.' })
+  @ApiOkResponse({ type: RoleDto })
+  @ApiErrors(400, 404, 409)
+  updateRole(@CurrentPrincipal() actor: Principal, @IdParam('roleId') id: number, @Body() dto: RoleUpdateDto): Promise<RoleDto> {
+    return this.roles.update(actor, id, dto);
+  }
+
+  @Delete(':roleId')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a custom role' })
+  @ApiNoContentResponse()
+  @ApiErrors(400, 404)
+  async deleteRole(@CurrentPrincipal() actor: Principal, @IdParam('roleId') id: number): Promise<void> {
+    await this.roles.remove(actor, id);
+  }
+
+  @Put(':roleId/users/:userId')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Assign a role to a user', description: 'Idempotent.' })
+  @ApiNoContentResponse()
+  @ApiErrors(400, 404)
+  async assignRoleToUser(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('roleId') roleId: number,
+    @IdParam('userId') userId: number,
+  ): Promise<void> {
+    await this.roles.assign(actor, roleId, userId);
+  }
+
+  @Delete(':roleId/users/:userId')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Remove a role from a user', description: 'Idempotent.' })
+  @ApiNoContentResponse()
+  @ApiErrors(400, 404)
+  async removeRoleFromUser(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('roleId') roleId: number,
+    @IdParam('userId') userId: number,
+  ): Promise<void> {
+    await this.roles.unassign(actor, roleId, userId);
+  }
+}

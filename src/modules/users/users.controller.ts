@@ -1,0 +1,104 @@
+import { Body, Controller, Delete, Get, Post, Put, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Action } from '../../core/auth/action.js';
+import { Authenticated, CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { IdParam } from '../../core/http/id.pipe.js';
+import { PoliciesInputDto, PoliciesResponseDto } from './dto/policy.dto.js';
+import {
+  DeleteUserResponseDto,
+  UserCreateDto,
+  UserDto,
+  UsersListDto,
+  UsersQueryDto,
+  UserUpdateDto,
+} from './dto/user.dto.js';
+import { UsersService } from './users.service.js';
+
+@ApiTags('Users')
+@Controller('api/v1/users')
+export class UsersController {
+  constructor(private readonly users: UsersService) {}
+
+  @Get()
+  @Authenticated()
+  @ApiOperation({ summary: 'List console users', description: 'Search matches first name, username or email.' })
+  @ApiOkResponse({ type: UsersListDto })
+  @ApiErrors(400)
+  getUsers(@CurrentPrincipal() actor: Principal, @Query() query: UsersQueryDto): Promise<UsersListDto> {
+    return this.users.list(actor, query);
+  }
+
+  @Get('me')
+  @Authenticated()
+  @ApiOperation({ summary: 'The calling user, with their effective policies' })
+  @ApiOkResponse({ type: UserDto })
+  getCurrentUser(@CurrentPrincipal() actor: Principal): Promise<UserDto> {
+    return this.users.me(actor);
+  }
+
+  @Post()
+  @RequireActions(Action.All)
+  @ApiTags('Users Admin')
+  @ApiOperation({ summary: 'Create a console user' })
+  @ApiOkResponse({ type: UserDto })
+  @ApiErrors(400, 409)
+  createUser(@CurrentPrincipal() actor: Principal, @Body() dto: UserCreateDto): Promise<UserDto> {
+    return this.users.create(actor, dto);
+  }
+
+  @Get(':id')
+  @Authenticated()
+  @ApiOperation({ summary: 'Get a console user' })
+  @ApiOkResponse({ type: UserDto })
+  @ApiErrors(400, 404)
+  getUser(@CurrentPrincipal() actor: Principal, @IdParam('id') id: number): Promise<UserDto> {
+    return this.users.get(actor, id);
+  }
+
+  @Put(':id')
+  @RequireActions(Action.All)
+  @ApiTags('Users Admin')
+  @ApiOperation({ summary: 'Update a console user', description: 'Omitted fields are left alone; settings merge key by key.' })
+  @ApiOkResponse({ type: UserDto })
+  @ApiErrors(400, 404, 409)
+  updateUser(@CurrentPrincipal() actor: Principal, @IdParam('id') id: number, @Body() dto: UserUpdateDto): Promise<UserDto> {
+    return this.users.update(actor, id, dto);
+  }
+
+  @Delete(':id')
+  @RequireActions(Action.All)
+  @ApiTags('Users Admin')
+  @ApiOperation({ summary: 'Delete a console user' })
+  @ApiOkResponse({ type: DeleteUserResponseDto })
+  @ApiErrors(400, 404, 409)
+  async deleteUser(@CurrentPrincipal() actor: Principal, @IdParam('id') id: number): Promise<DeleteUserResponseDto> {
+    await this.users.remove(actor, id);
+    return { success: true };
+  }
+
+  @Get(':id/policies')
+  @RequireActions(Action.All)
+  @ApiTags('Users Admin')
+  @ApiOperation({ summary: "A user's direct object-level and global grants" })
+  @ApiOkResponse({ type: PoliciesResponseDto })
+  @ApiErrors(400, 404)
+  getUserPolicies(@CurrentPrincipal() actor: Principal, @IdParam('id') id: number): Promise<PoliciesResponseDto> {
+    return this.users.getPolicies(actor, id);
+  }
+
+  @Put(':id/policies')
+  @RequireActions(Action.All)
+  @ApiTags('Users Admin')
+  @ApiOperation({ summary: "Replace a user's direct grants" })
+  @ApiOkResponse({ type: PoliciesResponseDto })
+  @ApiErrors(400, 404)
+  replaceUserPolicies(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('id') id: number,
+    @Body() dto: PoliciesInputDto,
+  ): Promise<PoliciesResponseDto> {
+    return this.users.replacePolicies(actor, id, dto);
+  }
+}
