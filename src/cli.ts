@@ -32,13 +32,20 @@ function required(values: Record<string, string | boolean | undefined>, name: st
 function identity(values: Record<string, string | boolean | undefined>): { account: string; email: string } {
   const account = required(values, 'account');
   const email = required(values, 'email');
-  if (!SLUG.test(account)) throw new UsageError('--account must be 2-63 of a-z, 0-9 and -, starting with a letter or digit');
+  if (!SLUG.test(account))
+    throw new UsageError('--account must be 2-63 of a-z, 0-9 and -, starting with a letter or digit');
   if (!isEmail(email)) throw new UsageError('--email must be a valid email address');
   return { account, email };
 }
 
-async function withContext<T>(config: AppConfig, work: (app: Awaited<ReturnType<typeof NestFactory.createApplicationContext>>) => Promise<T>): Promise<T> {
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { logger: ['error'], abortOnError: false });
+async function withContext<T>(
+  config: AppConfig,
+  work: (app: Awaited<ReturnType<typeof NestFactory.createApplicationContext>>) => Promise<T>,
+): Promise<T> {
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), {
+    logger: ['error'],
+    abortOnError: false,
+  });
   try {
     return await work(app);
   } finally {
@@ -46,7 +53,10 @@ async function withContext<T>(config: AppConfig, work: (app: Awaited<ReturnType<
   }
 }
 
-async function openapi(config: AppConfig, values: Record<string, string | boolean | undefined>): Promise<string> {
+async function openapi(
+  config: AppConfig,
+  values: Record<string, string | boolean | undefined>,
+): Promise<string> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     preview: true,
     logger: false,

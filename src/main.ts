@@ -14,7 +14,10 @@ async function bootstrapEmbedded(app: NestExpressApplication, config: AppConfig)
   if (!config.embedded) return;
   const accounts = app.get(AccountsService);
   if (!(await accounts.isEmpty())) return;
-  const { accountId, userId, token } = await accounts.bootstrap(config.bootstrap.account, config.bootstrap.email);
+  const { accountId, userId, token } = await accounts.bootstrap(
+    config.bootstrap.account,
+    config.bootstrap.email,
+  );
   process.stdout.write(
     [
       '',
@@ -32,7 +35,8 @@ async function main(): Promise<void> {
   const config = loadConfig('api');
   const app = await createHttpApp(config);
   const logger = app.get(Logger);
-  if (config.embedded) logger.warn(`No DATABASE_URL: using the embedded database in ${config.database.dataDir}`);
+  if (config.embedded)
+    logger.warn(`No DATABASE_URL: using the embedded database in ${config.database.dataDir}`);
   if (!config.queue.redisUrl) logger.warn('No REDIS_URL: background jobs run in-process');
   if (config.http.allowHttp) logger.warn('Plain HTTP is allowed (ALLOW_HTTP); never do this in production');
   await bootstrapEmbedded(app, config);

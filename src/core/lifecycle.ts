@@ -18,7 +18,11 @@ export function loadConfig(role: ProcessRole): AppConfig {
  * Graceful shutdown on SIGTERM or SIGINT: stop accepting connections, let in-flight requests
  * and jobs finish, close queues and pools; exit anyway after SHUTDOWN_TIMEOUT_MS.
  */
-export function shutdownOnSignals(app: INestApplicationContext, config: AppConfig, logger: LoggerService): void {
+export function shutdownOnSignals(
+  app: INestApplicationContext,
+  config: AppConfig,
+  logger: LoggerService,
+): void {
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;

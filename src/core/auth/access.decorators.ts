@@ -41,7 +41,10 @@ function documented(rule: AccessRule): MethodDecorator & ClassDecorator {
     decorators.push(
       ApiBearerAuth('bearer'),
       ApiSecurity('apiKey'),
-      ApiUnauthorizedResponse({ description: 'Missing, malformed, unknown or revoked token', type: ErrorResponseDto }),
+      ApiUnauthorizedResponse({
+        description: 'Missing, malformed, unknown or revoked token',
+        type: ErrorResponseDto,
+      }),
       ApiTooManyRequestsResponse({ description: 'Rate limit exceeded', type: ErrorResponseDto }),
     );
   }

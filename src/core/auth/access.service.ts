@@ -74,20 +74,21 @@ export class AccessService {
     }
     if (principal.objectActions.size > 0) {
       const keys = [...refs.keys()];
-      const rows: Array<{ resourceType: string; resourceId: string; action: string }> = await this.dataSource.query(
-        `SELECT resource_type AS "resourceType", resource_id AS "resourceId", action
+      const rows: Array<{ resourceType: string; resourceId: string; action: string }> =
+        await this.dataSource.query(
+          `SELECT resource_type AS "resourceType", resource_id AS "resourceId", action
          FROM policies
          WHERE account_id = $1
            AND ((principal_type = 'user' AND principal_id = $2) OR (principal_type = 'role' AND principal_id = ANY($3)))
            AND (resource_type, resource_id) IN (SELECT * FROM unnest($4::text[], $5::text[]))`,
-        [
-          principal.accountId,
-          principal.userId,
-          principal.roleIds,
-          keys.map((k) => k.split(':')[0]),
-          keys.map((k) => k.split(':')[1]),
-        ],
-      );
+          [
+            principal.accountId,
+            principal.userId,
+            principal.roleIds,
+            keys.map((k) => k.split(':')[0]),
+            keys.map((k) => k.split(':')[1]),
+          ],
+        );
       for (const row of rows) {
         for (const id of refs.get(`${row.resourceType}:${row.resourceId}`) ?? []) {
           for (const a of expandActions([row.action])) granted.get(id)!.add(a);
@@ -98,7 +99,12 @@ export class AccessService {
   }
 
   /** The ids of `ids` on which the caller holds `action`. */
-  async permitted(principal: Principal, action: Action, type: GrantableType, ids: readonly number[]): Promise<number[]> {
+  async permitted(
+    principal: Principal,
+    action: Action,
+    type: GrantableType,
+    ids: readonly number[],
+  ): Promise<number[]> {
     return (await this.map(principal, type, ids)).ids(action);
   }
 
@@ -106,11 +112,20 @@ export class AccessService {
    * Asserts the caller may perform `action` on one resource: 404 when it does not exist in the
    * account or the caller cannot even read it, 403 when they can read it but lack `action`.
    */
-  async assert(principal: Principal, type: GrantableType, id: number, action: Action, readAction: Action): Promise<void> {
+  async assert(
+    principal: Principal,
+    type: GrantableType,
+    id: number,
+    action: Action,
+    readAction: Action,
+  ): Promise<void> {
     const access = await this.map(principal, type, [id]);
     if (!access.can(id, readAction)) throw coreError('not_found', `${type} ${id} was not found`);
     if (!access.can(id, action)) {
-      throw coreError('forbidden', `This operation requires the ${action} action on this ${type.toLowerCase()}`);
+      throw coreError(
+        'forbidden',
+        `This operation requires the ${action} action on this ${type.toLowerCase()}`,
+      );
     }
   }
 

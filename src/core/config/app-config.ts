@@ -132,7 +132,6 @@ export class AppConfig {
   }
 }
 
-
 function parseTrustProxy(value: string | undefined): string | number | boolean {
   if (value === undefined) return false;
   const v = value.trim();

@@ -21,15 +21,18 @@ export class EnvSchema {
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(65535) PORT?: number;
   @IsOptional() @IsString() HOST?: string;
 
-  @IsOptional() @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
   DATABASE_URL?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(200) DATABASE_POOL_SIZE?: number;
   @IsOptional() @IsString() @MinLength(1) DATA_DIR?: string;
   @IsOptional() @Transform(toBool) @IsBoolean() MIGRATIONS_RUN?: boolean;
 
-  @IsOptional() @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  @IsOptional()
+  @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
-  @IsOptional() @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'QUEUE_PREFIX must be 1-64 of A-Z a-z 0-9 _ -' })
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'QUEUE_PREFIX must be 1-64 of A-Z a-z 0-9 _ -' })
   QUEUE_PREFIX?: string;
   @IsOptional() @Transform(toBool) @IsBoolean() RUN_JOBS_IN_PROCESS?: boolean;
   @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(30000) QUEUE_ENQUEUE_TIMEOUT_MS?: number;
@@ -40,7 +43,8 @@ export class EnvSchema {
   @IsOptional() @IsString() TRUST_PROXY?: string;
   @IsOptional() @Transform(toBool) @IsBoolean() ALLOW_HTTP?: boolean;
 
-  @IsOptional() @Matches(/^\d+(b|kb|mb)$/i, { message: 'BODY_LIMIT must look like 512kb or 1mb' })
+  @IsOptional()
+  @Matches(/^\d+(b|kb|mb)$/i, { message: 'BODY_LIMIT must look like 512kb or 1mb' })
   BODY_LIMIT?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(1000000) RATE_LIMIT_MAX?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(86400) RATE_LIMIT_WINDOW_SECONDS?: number;
@@ -48,9 +52,11 @@ export class EnvSchema {
   @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(600000) SHUTDOWN_TIMEOUT_MS?: number;
 
-  @IsOptional() @Matches(/^[a-z0-9.-]+$/, { message: 'DEPLOYMENT_DOMAIN must be a host name' })
+  @IsOptional()
+  @Matches(/^[a-z0-9.-]+$/, { message: 'DEPLOYMENT_DOMAIN must be a host name' })
   DEPLOYMENT_DOMAIN?: string;
-  @IsOptional() @Matches(/^[a-z0-9][a-z0-9-]{1,62}$/, { message: 'BOOTSTRAP_ACCOUNT must be a slug' })
+  @IsOptional()
+  @Matches(/^[a-z0-9][a-z0-9-]{1,62}$/, { message: 'BOOTSTRAP_ACCOUNT must be a slug' })
   BOOTSTRAP_ACCOUNT?: string;
   @IsOptional() @IsString() BOOTSTRAP_EMAIL?: string;
 }

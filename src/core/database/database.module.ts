@@ -1,4 +1,11 @@
-import { Global, Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Global,
+  Inject,
+  Injectable,
+  Module,
+  type DynamicModule,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
@@ -13,7 +20,8 @@ export const EMBEDDED_DATABASE = Symbol('EMBEDDED_DATABASE');
     {
       provide: EMBEDDED_DATABASE,
       inject: [AppConfig],
-      useFactory: (config: AppConfig) => (config.embedded ? EmbeddedDatabase.open(config.database.dataDir) : null),
+      useFactory: (config: AppConfig) =>
+        config.embedded ? EmbeddedDatabase.open(config.database.dataDir) : null,
     },
   ],
   exports: [EMBEDDED_DATABASE],

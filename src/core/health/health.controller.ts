@@ -24,7 +24,9 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout;
   return Promise.race([
     promise,
-    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms))),
+    new Promise<never>(
+      (_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms)),
+    ),
   ]).finally(() => clearTimeout(timer));
 }
 
@@ -65,7 +67,8 @@ export class HealthController {
   }
 
   private async checkRedis(): Promise<HealthCheckDto> {
-    if (this.dispatcher.mode === 'in-process') return { status: 'not-configured', detail: 'jobs run in-process' };
+    if (this.dispatcher.mode === 'in-process')
+      return { status: 'not-configured', detail: 'jobs run in-process' };
     const problem = await this.dispatcher.check();
     return problem ? { status: 'down', detail: problem } : { status: 'up' };
   }

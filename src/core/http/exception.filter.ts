@@ -59,7 +59,11 @@ export function toErrorBody(exception: unknown): ErrorBody {
       typeof response === 'object' && response !== null && 'message' in response
         ? (response as { message: string | string[] }).message
         : exception.message;
-    return errorBody(status, DEFAULT_CODES[status] ?? (status >= 500 ? 'internal_error' : 'bad_request'), message);
+    return errorBody(
+      status,
+      DEFAULT_CODES[status] ?? (status >= 500 ? 'internal_error' : 'bad_request'),
+      message,
+    );
   }
   if (exception instanceof QueryFailedError) {
     const pgCode = (exception.driverError as { code?: string } | undefined)?.code ?? '';
@@ -70,8 +74,10 @@ export function toErrorBody(exception: unknown): ErrorBody {
   if (typeof status === 'number' && status >= 400 && status < 500) {
     // body-parser and other connect-style errors carry a status of their own.
     const type = (exception as { type?: string }).type;
-    if (type === 'entity.parse.failed') return errorBody(400, 'malformed_json', 'The request body is not valid JSON');
-    if (type === 'entity.too.large') return errorBody(413, 'payload_too_large', 'The request body is too large');
+    if (type === 'entity.parse.failed')
+      return errorBody(400, 'malformed_json', 'The request body is not valid JSON');
+    if (type === 'entity.too.large')
+      return errorBody(413, 'payload_too_large', 'The request body is too large');
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
       return errorBody(415, 'unsupported_media_type', 'Unsupported content encoding or charset');
     }

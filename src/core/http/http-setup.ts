@@ -68,13 +68,21 @@ export function configureHttp(app: NestExpressApplication, config: AppConfig): v
         handler: (_req, res) => {
           res
             .status(429)
-            .json(errorBody(429, 'rate_limited', 'Too many requests for this token; retry after the Retry-After delay'));
+            .json(
+              errorBody(
+                429,
+                'rate_limited',
+                'Too many requests for this token; retry after the Retry-After delay',
+              ),
+            );
         },
       }),
     );
   }
 
-  app.use(express.json({ limit: http.bodyLimit, strict: true, type: ['application/json', 'application/*+json'] }));
+  app.use(
+    express.json({ limit: http.bodyLimit, strict: true, type: ['application/json', 'application/*+json'] }),
+  );
   app.use((req: Request, res: Response, next: NextFunction) => {
     const rawUrl = req.originalUrl;
     if (/%00/.test(rawUrl) || containsNul(req.body)) {

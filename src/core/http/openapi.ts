@@ -20,7 +20,12 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setVersion(API_VERSION)
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Platform API token' }, 'bearer')
     .addApiKey(
-      { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The same token as `Api-Key <token>`' },
+      {
+        type: 'apiKey',
+        in: 'header',
+        name: 'Authorization',
+        description: 'The same token as `Api-Key <token>`',
+      },
       'apiKey',
     )
     .build();

@@ -7,7 +7,13 @@ export const MAX_PAGE_SIZE = 1000;
 
 /** Cursor parameters every list takes. */
 export class PageQueryDto {
-  @IntField({ optional: true, query: true, min: 1, max: MAX_PAGE_SIZE, description: 'Page size (default 100)' })
+  @IntField({
+    optional: true,
+    query: true,
+    min: 1,
+    max: MAX_PAGE_SIZE,
+    description: 'Page size (default 100)',
+  })
   first?: number;
 
   @StringField({ optional: true, maxLength: 512, description: 'Cursor: the endCursor of the previous page' })
@@ -16,7 +22,14 @@ export class PageQueryDto {
 
 /** Cursor parameters plus the older offset parameters; the two styles cannot be mixed. */
 export class LegacyPageQueryDto extends PageQueryDto {
-  @IntField({ optional: true, query: true, min: 0, max: MAX_PAGE_SIZE, deprecated: true, description: 'Legacy page size' })
+  @IntField({
+    optional: true,
+    query: true,
+    min: 0,
+    max: MAX_PAGE_SIZE,
+    deprecated: true,
+    description: 'Legacy page size',
+  })
   limit?: number;
 
   @IntField({ optional: true, query: true, min: 0, deprecated: true, description: 'Legacy offset' })
@@ -68,10 +81,15 @@ export function encodeCursor(values: readonly CursorValue[]): string {
  * Decodes a cursor made by {@link encodeCursor} for a sort of `kinds`; anything else is a 400,
  * never a query with garbage in it.
  */
-export function decodeCursor(after: string, kinds: ReadonlyArray<'string' | 'number' | 'date'>): CursorValue[] {
+export function decodeCursor(
+  after: string,
+  kinds: ReadonlyArray<'string' | 'number' | 'date'>,
+): CursorValue[] {
   let values: unknown;
   try {
-    values = /^[A-Za-z0-9_-]+$/.test(after) ? JSON.parse(Buffer.from(after, 'base64url').toString('utf8')) : null;
+    values = /^[A-Za-z0-9_-]+$/.test(after)
+      ? JSON.parse(Buffer.from(after, 'base64url').toString('utf8'))
+      : null;
   } catch {
     values = null;
   }

@@ -11,7 +11,10 @@ export class SpecController {
   @Get()
   @Authenticated()
   @ApiOperation({ summary: 'The OpenAPI 3.1 document of this API' })
-  @ApiOkResponse({ description: 'OpenAPI 3.1 document', schema: { type: 'object', additionalProperties: true } })
+  @ApiOkResponse({
+    description: 'OpenAPI 3.1 document',
+    schema: { type: 'object', additionalProperties: true },
+  })
   getSpec(): object {
     return this.document.get();
   }

@@ -36,7 +36,11 @@ export class StrictValidationPipe extends ValidationPipe {
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (metadata.type === 'body' && (value === undefined || value === null)) value = {};
-    if (metadata.type === 'body' && (typeof value !== 'object' || Array.isArray(value)) && isClass(metadata.metatype)) {
+    if (
+      metadata.type === 'body' &&
+      (typeof value !== 'object' || Array.isArray(value)) &&
+      isClass(metadata.metatype)
+    ) {
       throw coreError('validation_failed', ['The request body must be a JSON object']);
     }
     return super.transform(value, metadata);

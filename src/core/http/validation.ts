@@ -54,7 +54,12 @@ function doc(opts: FieldOptions, schema: ApiPropertyOptions): PropertyDecorator 
 }
 
 export function StringField(
-  opts: FieldOptions & { minLength?: number; maxLength?: number; pattern?: RegExp; patternMessage?: string } = {},
+  opts: FieldOptions & {
+    minLength?: number;
+    maxLength?: number;
+    pattern?: RegExp;
+    patternMessage?: string;
+  } = {},
 ): PropertyDecorator {
   const { minLength, maxLength = 10_000, pattern } = opts;
   return applyDecorators(
@@ -63,7 +68,9 @@ export function StringField(
     IsString(),
     ...(minLength !== undefined ? [MinLength(minLength)] : []),
     MaxLength(maxLength),
-    ...(pattern ? [Matches(pattern, opts.patternMessage ? { message: opts.patternMessage } : undefined)] : []),
+    ...(pattern
+      ? [Matches(pattern, opts.patternMessage ? { message: opts.patternMessage } : undefined)]
+      : []),
   );
 }
 
@@ -82,7 +89,11 @@ export function IntField(opts: FieldOptions & { min?: number; max?: number } = {
   return applyDecorators(
     doc(opts, { type: 'integer', minimum: min, maximum: max }),
     ...(opts.query
-      ? [Transform(({ value }) => (typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : value))]
+      ? [
+          Transform(({ value }) =>
+            typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : value,
+          ),
+        ]
       : []),
     ...presence(opts),
     IsInt(),
@@ -142,7 +153,12 @@ export function StringArrayField(
     IsString({ each: true }),
     MaxLength(maxLength, { each: true }),
     ...(opts.enum
-      ? [IsIn(opts.enum as string[], { each: true, message: `each value in $property must be one of: ${opts.enum.join(', ')}` })]
+      ? [
+          IsIn(opts.enum as string[], {
+            each: true,
+            message: `each value in $property must be one of: ${opts.enum.join(', ')}`,
+          }),
+        ]
       : []),
   );
 }
@@ -155,7 +171,9 @@ export function NestedField(
   return applyDecorators(
     doc(opts, { type, isArray: opts.isArray, maxItems: opts.maxItems }),
     ...presence(opts),
-    ...(opts.isArray ? [IsArray(), ArrayMaxSize(opts.maxItems ?? 1000)] : [IsObject({ message: '$property must be an object' })]),
+    ...(opts.isArray
+      ? [IsArray(), ArrayMaxSize(opts.maxItems ?? 1000)]
+      : [IsObject({ message: '$property must be an object' })]),
     ValidateNested({ each: opts.isArray }),
     Type(type),
   );

@@ -27,7 +27,11 @@ export class JobQueue {
     }
   }
 
-  record<N extends JobName>(manager: EntityManager, name: N, payload: JobPayloads[N]): Promise<DispatchableJob<N>> {
+  record<N extends JobName>(
+    manager: EntityManager,
+    name: N,
+    payload: JobPayloads[N],
+  ): Promise<DispatchableJob<N>> {
     return this.outbox.record(manager, name, payload);
   }
 
@@ -36,7 +40,10 @@ export class JobQueue {
       try {
         await this.dispatcher.dispatch(job);
       } catch (err) {
-        this.logger.warn({ jobId: job.id, job: job.name, err }, 'dispatch failed; the outbox relay will retry');
+        this.logger.warn(
+          { jobId: job.id, job: job.name, err },
+          'dispatch failed; the outbox relay will retry',
+        );
       }
     }
   }

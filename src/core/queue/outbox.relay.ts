@@ -1,4 +1,10 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import { JOB_DISPATCHER, type JobDispatcher } from './dispatcher.js';
 import { OutboxRepository } from './outbox.repository.js';

@@ -3,6 +3,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import type { DispatchableJob } from './dispatcher.js';
 import type { JobName, JobPayloads } from './jobs.js';
 import { JOB_QUEUES } from './jobs.js';
+import { queryRows } from '../database/sql.js';
 
 /** Seconds a freshly recorded job waits before the relay may pick it up. */
 const DISPATCH_GRACE_SECONDS = 15;
@@ -13,7 +14,11 @@ export const MAX_ATTEMPTS = 5;
 export class OutboxRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  async record<N extends JobName>(manager: EntityManager, name: N, payload: JobPayloads[N]): Promise<DispatchableJob<N>> {
+  async record<N extends JobName>(
+    manager: EntityManager,
+    name: N,
+    payload: JobPayloads[N],
+  ): Promise<DispatchableJob<N>> {
     const rows: Array<{ id: string }> = await manager.query(
       `INSERT INTO job_outbox (queue, name, payload, available_at)
        VALUES ($1, $2, $3, now() + make_interval(secs => $4)) RETURNING id`,
@@ -24,7 +29,8 @@ export class OutboxRepository {
 
   /** Claims due pending jobs for this relay pass, leasing them so no other replica takes them. */
   async claimDue(limit: number, leaseSeconds: number): Promise<DispatchableJob[]> {
-    return this.dataSource.query(
+    return queryRows<DispatchableJob>(
+      this.dataSource,
       `UPDATE job_outbox SET available_at = now() + make_interval(secs => $2)
        WHERE id IN (
          SELECT id FROM job_outbox WHERE status = 'pending' AND available_at <= now()

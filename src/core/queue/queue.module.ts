@@ -1,4 +1,13 @@
-import { Global, Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown, type Provider } from '@nestjs/common';
+import {
+  Global,
+  Inject,
+  Injectable,
+  Module,
+  Optional,
+  type DynamicModule,
+  type OnApplicationShutdown,
+  type Provider,
+} from '@nestjs/common';
 import { BullModule } from '@nestjs/bull';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config.js';
@@ -12,15 +21,19 @@ import { QueueName } from './jobs.js';
 import { OutboxJob } from './outbox-job.entity.js';
 import { OutboxRelay } from './outbox.relay.js';
 import { OutboxRepository } from './outbox.repository.js';
-import { createBullRedisClient } from './redis.js';
+import { BullRedisClients } from './redis.js';
 
 /** Closes queues, or waits for in-process jobs, when the application shuts down. */
 @Injectable()
 class QueueCloser implements OnApplicationShutdown {
-  constructor(@Inject(JOB_DISPATCHER) private readonly dispatcher: JobDispatcher) {}
+  constructor(
+    @Inject(JOB_DISPATCHER) private readonly dispatcher: JobDispatcher,
+    @Optional() private readonly redisClients?: BullRedisClients,
+  ) {}
 
   async onApplicationShutdown(): Promise<void> {
     if (this.dispatcher instanceof BullDispatcher) await this.dispatcher.close();
+    await this.redisClients?.closeAll();
     if (this.dispatcher instanceof InProcessDispatcher) await this.dispatcher.drain();
   }
 }
@@ -47,24 +60,30 @@ export class QueueModule {
       return {
         module: QueueModule,
         imports: [entities],
-        providers: [...common, InProcessDispatcher, { provide: JOB_DISPATCHER, useExisting: InProcessDispatcher }],
+        providers: [
+          ...common,
+          InProcessDispatcher,
+          { provide: JOB_DISPATCHER, useExisting: InProcessDispatcher },
+        ],
         exports,
       };
     }
     const queues = Object.values(QueueName);
+    const redisClients = new BullRedisClients(redisUrl);
     return {
       module: QueueModule,
       imports: [
         entities,
         BullModule.forRoot({
           prefix: config.queue.prefix,
-          createClient: (type) => createBullRedisClient(redisUrl, type),
+          createClient: (type) => redisClients.create(type),
         }),
         BullModule.registerQueue(...queues.map((name) => ({ name }))),
       ],
       providers: [
         ...common,
         BullDispatcher,
+        { provide: BullRedisClients, useValue: redisClients },
         { provide: JOB_DISPATCHER, useExisting: BullDispatcher },
         ...(config.queue.runJobsInProcess ? queues.map((q) => bullProcessorFor(q)) : []),
       ],

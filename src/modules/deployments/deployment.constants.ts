@@ -1,7 +1,16 @@
 export const CLOUD_PROVIDERS = ['cubecloud', 'aws', 'gcp'] as const;
 export const CREATION_METHODS = ['upload', 'cubecloud', 'github', 'ssh'] as const;
 export const DEPLOY_MODES = ['git', 'cli'] as const;
-export const CREATION_STEPS = ['project', 'upload', 'schema', 'github', 'ssh', 'databases', 'ready', 'demo'] as const;
+export const CREATION_STEPS = [
+  'project',
+  'upload',
+  'schema',
+  'github',
+  'ssh',
+  'databases',
+  'ready',
+  'demo',
+] as const;
 export const RELEASE_CHANNELS = ['latest', 'release'] as const;
 export const TEMPLATES = ['single', 'simpleCluster', 'multiCluster'] as const;
 

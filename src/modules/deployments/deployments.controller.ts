@@ -1,7 +1,12 @@
-import { Body, Controller, Delete, Get, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Post, Put, Query, HttpCode } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
-import { Authenticated, CurrentPrincipal, RequireActions, RequireObjectAction } from '../../core/auth/access.decorators.js';
+import {
+  Authenticated,
+  CurrentPrincipal,
+  RequireActions,
+  RequireObjectAction,
+} from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
@@ -29,7 +34,10 @@ export class DeploymentsController {
   @ApiOperation({ summary: 'List deployments the caller can read' })
   @ApiOkResponse({ type: DeploymentsListDto })
   @ApiErrors(400)
-  getDeployments(@CurrentPrincipal() actor: Principal, @Query() query: DeploymentsQueryDto): Promise<DeploymentsListDto> {
+  getDeployments(
+    @CurrentPrincipal() actor: Principal,
+    @Query() query: DeploymentsQueryDto,
+  ): Promise<DeploymentsListDto> {
     return this.deployments.list(actor, query);
   }
 
@@ -38,7 +46,10 @@ export class DeploymentsController {
   @ApiOperation({ summary: 'Get a deployment' })
   @ApiOkResponse({ type: DeploymentDto })
   @ApiErrors(400, 404)
-  getDeployment(@CurrentPrincipal() actor: Principal, @IdParam('deploymentId') id: number): Promise<DeploymentDto> {
+  getDeployment(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+  ): Promise<DeploymentDto> {
     return this.deployments.get(actor, id);
   }
 
@@ -80,11 +91,15 @@ export class DeploymentCreationController {
   constructor(private readonly deployments: DeploymentsService) {}
 
   @Post()
+  @HttpCode(200)
   @RequireActions(Action.DeploymentCreate)
   @ApiOperation({ summary: 'Create a deployment with an empty starter project and queue its first build' })
   @ApiOkResponse({ type: DeploymentDto })
   @ApiErrors(400, 503)
-  createDeployment(@CurrentPrincipal() actor: Principal, @Body() dto: CreateDeploymentDto): Promise<DeploymentDto> {
+  createDeployment(
+    @CurrentPrincipal() actor: Principal,
+    @Body() dto: CreateDeploymentDto,
+  ): Promise<DeploymentDto> {
     return this.deployments.create(actor, dto);
   }
 }

@@ -1,6 +1,10 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { DeploymentCreationController, DeploymentsController, RegionsController } from './deployments.controller.js';
+import {
+  DeploymentCreationController,
+  DeploymentsController,
+  RegionsController,
+} from './deployments.controller.js';
 import { DeploymentsService } from './deployments.service.js';
 import { DeploymentBuild } from './entities/deployment-build.entity.js';
 import { Deployment } from './entities/deployment.entity.js';

@@ -23,6 +23,7 @@ import type {
   DeploymentsQueryDto,
   UpdateDeploymentDto,
 } from './dto/deployment.dto.js';
+import { queryRows } from '../../core/database/sql.js';
 
 interface DeploymentRow {
   id: number;
@@ -58,7 +59,10 @@ const COLUMNS = `d.id, d.name, d.creation_step AS "creationStep", d.cloud_provid
   d.deploy_project_root AS "deployProjectRoot"`;
 
 /** Applies a JSON merge patch (RFC 7396) of one level: null removes a key. */
-function mergeVariables(current: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
+function mergeVariables(
+  current: Record<string, unknown>,
+  patch: Record<string, unknown>,
+): Record<string, unknown> {
   const out = { ...current };
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
@@ -98,10 +102,21 @@ export class DeploymentsService implements OnModuleInit {
       params.push(query.creationStep);
       filter += ` AND d.creation_step = ANY($${params.length})`;
     }
-    const scope = this.access.listScope(actor, 'Deployment', Action.DeploymentRead, 'd.id', params.length + 1);
+    const scope = this.access.listScope(
+      actor,
+      'Deployment',
+      Action.DeploymentRead,
+      'd.id',
+      params.length + 1,
+    );
     params.push(...scope.params);
     filter += ` AND ${scope.sql}`;
-    const keyset = keysetPredicate(['d.id'], 'ASC', paging.mode === 'cursor' ? paging.after : null, params.length + 1);
+    const keyset = keysetPredicate(
+      ['d.id'],
+      'ASC',
+      paging.mode === 'cursor' ? paging.after : null,
+      params.length + 1,
+    );
     const offset = paging.mode === 'offset' ? ` OFFSET ${paging.offset}` : '';
     const [rows, count] = await Promise.all([
       this.dataSource.query(
@@ -109,12 +124,18 @@ export class DeploymentsService implements OnModuleInit {
          ORDER BY d.id LIMIT ${fetchLimit(paging)}${offset}`,
         [...params, ...keyset.params],
       ) as Promise<DeploymentRow[]>,
-      this.dataSource.query(`SELECT count(*)::int AS n FROM deployments d WHERE ${filter}`, params) as Promise<
-        Array<{ n: number }>
-      >,
+      this.dataSource.query(
+        `SELECT count(*)::int AS n FROM deployments d WHERE ${filter}`,
+        params,
+      ) as Promise<Array<{ n: number }>>,
     ]);
     return withLegacyFields(
-      buildPage(rows, paging, (r) => [r.id], (r) => this.toDeployment(r)),
+      buildPage(
+        rows,
+        paging,
+        (r) => [r.id],
+        (r) => this.toDeployment(r),
+      ),
       paging,
       count[0].n,
     );
@@ -164,12 +185,16 @@ export class DeploymentsService implements OnModuleInit {
         (next as unknown as Record<string, unknown>)[key] = value;
       }
       if (dto.templateVariables !== undefined) {
-        next.templateVariables = dto.templateVariables === null ? {} : mergeVariables(current.templateVariables, dto.templateVariables);
+        next.templateVariables =
+          dto.templateVariables === null
+            ? {}
+            : mergeVariables(current.templateVariables, dto.templateVariables);
       }
       if (dto.releaseChannelVersion !== undefined || dto.releaseChannel !== undefined) {
         this.assertReleaseVersion(next.releaseChannel as ReleaseChannel, next.releaseChannelVersion);
       }
-      const rows: DeploymentRow[] = await manager.query(
+      const rows = await queryRows<DeploymentRow>(
+        manager,
         `UPDATE deployments d SET name = $3, cloud_provider = $4, region = $5, release_channel = $6,
            release_channel_version = $7, release_channel_version_hold = $8, template = $9, template_variables = $10,
            default_launchpad_view_group = $11, launchpad_tabs = $12, creation_method = $13, deploy_mode = $14,
@@ -216,7 +241,8 @@ export class DeploymentsService implements OnModuleInit {
 
   /** Runs one build. Idempotent: a build already past `queued` is left alone. */
   async runBuild(buildId: number): Promise<void> {
-    const started: unknown[] = await this.dataSource.query(
+    const started = await queryRows(
+      this.dataSource,
       `UPDATE deployment_builds SET status = 'running', started_at = now()
        WHERE id = $1 AND status = 'queued' RETURNING id`,
       [buildId],
@@ -229,7 +255,12 @@ export class DeploymentsService implements OnModuleInit {
     );
   }
 
-  private async queueBuild(manager: EntityManager, accountId: number, deployment: DeploymentRow, trigger: string) {
+  private async queueBuild(
+    manager: EntityManager,
+    accountId: number,
+    deployment: DeploymentRow,
+    trigger: string,
+  ) {
     const [build]: Array<{ id: number }> = await manager.query(
       `INSERT INTO deployment_builds (account_id, deployment_id, branch, status, trigger)
        VALUES ($1, $2, $3, 'queued', $4) RETURNING id`,
@@ -251,10 +282,16 @@ export class DeploymentsService implements OnModuleInit {
 
   private async assertRegion(region: string): Promise<void> {
     const rows: unknown[] = await this.dataSource.query(`SELECT 1 FROM regions WHERE name = $1`, [region]);
-    if (rows.length === 0) throw deploymentsError('unknown_region', `Region ${region} does not exist; see GET /api/v1/regions`);
+    if (rows.length === 0)
+      throw deploymentsError('unknown_region', `Region ${region} does not exist; see GET /api/v1/regions`);
   }
 
-  private async row(accountId: number, id: number, manager = this.dataSource.manager, lock = false): Promise<DeploymentRow> {
+  private async row(
+    accountId: number,
+    id: number,
+    manager = this.dataSource.manager,
+    lock = false,
+  ): Promise<DeploymentRow> {
     const rows: DeploymentRow[] = await manager.query(
       `SELECT ${COLUMNS} FROM deployments d WHERE d.account_id = $1 AND d.id = $2${lock ? ' FOR UPDATE' : ''}`,
       [accountId, id],

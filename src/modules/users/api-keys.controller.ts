@@ -14,7 +14,10 @@ export class ApiKeysController {
   constructor(private readonly apiKeys: ApiKeysService) {}
 
   @Get()
-  @ApiOperation({ summary: 'List your active API keys', description: 'Secrets are never returned after creation.' })
+  @ApiOperation({
+    summary: 'List your active API keys',
+    description: 'Secrets are never returned after creation.',
+  })
   @ApiOkResponse({ type: ApiKeysListDto })
   @ApiErrors(400)
   getApiKeys(@CurrentPrincipal() actor: Principal, @Query() query: ApiKeysQueryDto): Promise<ApiKeysListDto> {
@@ -22,10 +25,14 @@ export class ApiKeysController {
   }
 
   @Post()
+  @HttpCode(200)
   @ApiOperation({ summary: 'Create an API key', description: 'The response carries the secret, once.' })
   @ApiOkResponse({ type: ApiKeyCreatedDto })
   @ApiErrors(400)
-  createApiKey(@CurrentPrincipal() actor: Principal, @Body() dto: ApiKeyCreateDto): Promise<ApiKeyCreatedDto> {
+  createApiKey(
+    @CurrentPrincipal() actor: Principal,
+    @Body() dto: ApiKeyCreateDto,
+  ): Promise<ApiKeyCreatedDto> {
     return this.apiKeys.create(actor, dto);
   }
 

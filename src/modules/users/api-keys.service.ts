@@ -3,9 +3,16 @@ import { DataSource, type EntityManager } from 'typeorm';
 import type { Principal } from '../../core/auth/principal.js';
 import { issueToken } from '../../core/auth/token.js';
 import { coreError } from '../../core/http/api-error.js';
-import { buildPage, fetchLimit, keysetPredicate, resolvePaging, type Page } from '../../core/http/pagination.js';
+import {
+  buildPage,
+  fetchLimit,
+  keysetPredicate,
+  resolvePaging,
+  type Page,
+} from '../../core/http/pagination.js';
 import type { ApiKeyCreateDto, ApiKeyCreatedDto, ApiKeyDto, ApiKeysQueryDto } from './dto/api-key.dto.js';
 import { usersError } from './users.errors.js';
+import { queryRows } from '../../core/database/sql.js';
 
 interface ApiKeyRow {
   id: number;
@@ -78,7 +85,8 @@ export class ApiKeysService {
   }
 
   async revoke(actor: Principal, id: number): Promise<void> {
-    const rows: unknown[] = await this.dataSource.query(
+    const rows = await queryRows(
+      this.dataSource,
       `UPDATE api_keys SET revoked_at = now()
        WHERE account_id = $1 AND user_id = $2 AND id = $3 AND revoked_at IS NULL RETURNING id`,
       [actor.accountId, actor.userId, id],

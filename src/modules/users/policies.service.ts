@@ -45,7 +45,10 @@ export class PoliciesService {
       }
       const bad = p.resources.filter((r) => !/^[1-9]\d{0,9}$/.test(r) || Number(r) > 2_147_483_647);
       if (bad.length > 0 || p.resources.length === 0) {
-        throw usersError('unknown_resource', `${p.resourceType} policies need resource ids; invalid: ${bad.join(', ')}`);
+        throw usersError(
+          'unknown_resource',
+          `${p.resourceType} policies need resource ids; invalid: ${bad.join(', ')}`,
+        );
       }
       const ids = p.resources.map(Number);
       const found = await this.access.map({ ...actor, isAdmin: true }, p.resourceType as GrantableType, ids);
@@ -64,11 +67,10 @@ export class PoliciesService {
     principalId: number,
     policies: readonly PolicyDto[],
   ): Promise<void> {
-    await manager.query(`DELETE FROM policies WHERE account_id = $1 AND principal_type = $2 AND principal_id = $3`, [
-      accountId,
-      principalType,
-      principalId,
-    ]);
+    await manager.query(
+      `DELETE FROM policies WHERE account_id = $1 AND principal_type = $2 AND principal_id = $3`,
+      [accountId, principalType, principalId],
+    );
     const rows = policies.flatMap((p) =>
       (p.resourceType === 'Global' ? ['*'] : p.resources).flatMap((resource) =>
         p.actions.map((action) => [p.resourceType, resource, action] as const),
@@ -80,7 +82,14 @@ export class PoliciesService {
        SELECT $1, $2, $3, t.resource_type, t.resource_id, t.action
        FROM unnest($4::text[], $5::text[], $6::text[]) AS t(resource_type, resource_id, action)
        ON CONFLICT DO NOTHING`,
-      [accountId, principalType, principalId, rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2])],
+      [
+        accountId,
+        principalType,
+        principalId,
+        rows.map((r) => r[0]),
+        rows.map((r) => r[1]),
+        rows.map((r) => r[2]),
+      ],
     );
   }
 
@@ -123,7 +132,11 @@ function group(rows: readonly GrantRow[]): PolicyDto[] {
   for (const { type, resource, actions } of byResource.values()) {
     const sorted = [...actions].sort();
     const key = `${type}|${sorted.join(',')}`;
-    const policy = policies.get(key) ?? { resourceType: type as PolicyResourceType, actions: sorted, resources: [] };
+    const policy = policies.get(key) ?? {
+      resourceType: type as PolicyResourceType,
+      actions: sorted,
+      resources: [],
+    };
     policy.resources.push(resource);
     policies.set(key, policy);
   }

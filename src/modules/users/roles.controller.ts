@@ -23,6 +23,7 @@ export class RolesController {
   }
 
   @Post()
+  @HttpCode(200)
   @ApiOperation({ summary: 'Create a custom role' })
   @ApiOkResponse({ type: RoleDto })
   @ApiErrors(400, 409)
@@ -39,10 +40,17 @@ export class RolesController {
   }
 
   @Put(':roleId')
-  @ApiOperation({ summary: 'Update a custom role', description: 'Sent policies replace the role’s policies.' })
+  @ApiOperation({
+    summary: 'Update a custom role',
+    description: 'Sent policies replace the role’s policies.',
+  })
   @ApiOkResponse({ type: RoleDto })
   @ApiErrors(400, 404, 409)
-  updateRole(@CurrentPrincipal() actor: Principal, @IdParam('roleId') id: number, @Body() dto: RoleUpdateDto): Promise<RoleDto> {
+  updateRole(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('roleId') id: number,
+    @Body() dto: RoleUpdateDto,
+  ): Promise<RoleDto> {
     return this.roles.update(actor, id, dto);
   }
 

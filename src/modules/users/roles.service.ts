@@ -2,7 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, QueryFailedError, type EntityManager } from 'typeorm';
 import { BUILT_IN_ROLE_NAMES } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { buildPage, fetchLimit, keysetPredicate, resolvePaging, type Page } from '../../core/http/pagination.js';
+import {
+  buildPage,
+  fetchLimit,
+  keysetPredicate,
+  resolvePaging,
+  type Page,
+} from '../../core/http/pagination.js';
 import type { RoleCreateDto, RoleDto, RolesQueryDto, RoleUpdateDto } from './dto/role.dto.js';
 import { PoliciesService } from './policies.service.js';
 import { usersError } from './users.errors.js';
@@ -56,11 +62,10 @@ export class RolesService {
     await this.write(async (manager) => {
       await this.row(actor.accountId, id, manager, true);
       if (dto.name !== undefined) {
-        await manager.query(`UPDATE roles SET name = $3, updated_at = now() WHERE account_id = $1 AND id = $2`, [
-          actor.accountId,
-          id,
-          dto.name.trim(),
-        ]);
+        await manager.query(
+          `UPDATE roles SET name = $3, updated_at = now() WHERE account_id = $1 AND id = $2`,
+          [actor.accountId, id, dto.name.trim()],
+        );
       }
       if (dto.policies) await this.policies.replace(manager, actor.accountId, 'role', id, dto.policies);
     });
@@ -70,10 +75,10 @@ export class RolesService {
   async remove(actor: Principal, id: number): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
       await this.row(actor.accountId, id, manager, true);
-      await manager.query(`DELETE FROM policies WHERE account_id = $1 AND principal_type = 'role' AND principal_id = $2`, [
-        actor.accountId,
-        id,
-      ]);
+      await manager.query(
+        `DELETE FROM policies WHERE account_id = $1 AND principal_type = 'role' AND principal_id = $2`,
+        [actor.accountId, id],
+      );
       await manager.query(`DELETE FROM roles WHERE account_id = $1 AND id = $2`, [actor.accountId, id]);
     });
   }
@@ -90,19 +95,18 @@ export class RolesService {
   /** Idempotent: unassigning an unassigned role changes nothing. */
   async unassign(actor: Principal, roleId: number, userId: number): Promise<void> {
     await this.assertPair(actor.accountId, roleId, userId);
-    await this.dataSource.query(`DELETE FROM user_roles WHERE user_id = $1 AND role_id = $2 AND account_id = $3`, [
-      userId,
-      roleId,
-      actor.accountId,
-    ]);
+    await this.dataSource.query(
+      `DELETE FROM user_roles WHERE user_id = $1 AND role_id = $2 AND account_id = $3`,
+      [userId, roleId, actor.accountId],
+    );
   }
 
   private async assertPair(accountId: number, roleId: number, userId: number): Promise<void> {
     await this.row(accountId, roleId);
-    const users: unknown[] = await this.dataSource.query(`SELECT 1 FROM users WHERE account_id = $1 AND id = $2`, [
-      accountId,
-      userId,
-    ]);
+    const users: unknown[] = await this.dataSource.query(
+      `SELECT 1 FROM users WHERE account_id = $1 AND id = $2`,
+      [accountId, userId],
+    );
     if (users.length === 0) throw usersError('user_not_found', `User ${userId} was not found`);
   }
 
@@ -114,7 +118,12 @@ export class RolesService {
     return roles.map((r) => ({ id: r.id, name: r.name, policies: map.get(`role:${r.id}`) ?? [] }));
   }
 
-  private async row(accountId: number, id: number, manager = this.dataSource.manager, lock = false): Promise<RoleRow> {
+  private async row(
+    accountId: number,
+    id: number,
+    manager = this.dataSource.manager,
+    lock = false,
+  ): Promise<RoleRow> {
     const rows: RoleRow[] = await manager.query(
       `SELECT id, name FROM roles WHERE account_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`,
       [accountId, id],

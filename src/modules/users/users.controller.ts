@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Post, Put, Query, HttpCode } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { Authenticated, CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
@@ -23,7 +23,10 @@ export class UsersController {
 
   @Get()
   @Authenticated()
-  @ApiOperation({ summary: 'List console users', description: 'Search matches first name, username or email.' })
+  @ApiOperation({
+    summary: 'List console users',
+    description: 'Search matches first name, username or email.',
+  })
   @ApiOkResponse({ type: UsersListDto })
   @ApiErrors(400)
   getUsers(@CurrentPrincipal() actor: Principal, @Query() query: UsersQueryDto): Promise<UsersListDto> {
@@ -39,6 +42,7 @@ export class UsersController {
   }
 
   @Post()
+  @HttpCode(200)
   @RequireActions(Action.All)
   @ApiTags('Users Admin')
   @ApiOperation({ summary: 'Create a console user' })
@@ -60,10 +64,17 @@ export class UsersController {
   @Put(':id')
   @RequireActions(Action.All)
   @ApiTags('Users Admin')
-  @ApiOperation({ summary: 'Update a console user', description: 'Omitted fields are left alone; settings merge key by key.' })
+  @ApiOperation({
+    summary: 'Update a console user',
+    description: 'Omitted fields are left alone; settings merge key by key.',
+  })
   @ApiOkResponse({ type: UserDto })
   @ApiErrors(400, 404, 409)
-  updateUser(@CurrentPrincipal() actor: Principal, @IdParam('id') id: number, @Body() dto: UserUpdateDto): Promise<UserDto> {
+  updateUser(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('id') id: number,
+    @Body() dto: UserUpdateDto,
+  ): Promise<UserDto> {
     return this.users.update(actor, id, dto);
   }
 
@@ -73,7 +84,10 @@ export class UsersController {
   @ApiOperation({ summary: 'Delete a console user' })
   @ApiOkResponse({ type: DeleteUserResponseDto })
   @ApiErrors(400, 404, 409)
-  async deleteUser(@CurrentPrincipal() actor: Principal, @IdParam('id') id: number): Promise<DeleteUserResponseDto> {
+  async deleteUser(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('id') id: number,
+  ): Promise<DeleteUserResponseDto> {
     await this.users.remove(actor, id);
     return { success: true };
   }
@@ -84,7 +98,10 @@ export class UsersController {
   @ApiOperation({ summary: "A user's direct object-level and global grants" })
   @ApiOkResponse({ type: PoliciesResponseDto })
   @ApiErrors(400, 404)
-  getUserPolicies(@CurrentPrincipal() actor: Principal, @IdParam('id') id: number): Promise<PoliciesResponseDto> {
+  getUserPolicies(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('id') id: number,
+  ): Promise<PoliciesResponseDto> {
     return this.users.getPolicies(actor, id);
   }
 

@@ -15,6 +15,7 @@ import type { PoliciesInputDto, PoliciesResponseDto } from './dto/policy.dto.js'
 import type { UserCreateDto, UserDto, UserUpdateDto, UsersQueryDto } from './dto/user.dto.js';
 import { PoliciesService } from './policies.service.js';
 import { usersError } from './users.errors.js';
+import { queryRows } from '../../core/database/sql.js';
 
 interface UserRow {
   id: number;
@@ -82,7 +83,12 @@ export class UsersService {
       params.push(likePattern(query.search));
       filter += ` AND (u.first_name ILIKE $2 OR u.username ILIKE $2 OR u.email ILIKE $2)`;
     }
-    const keyset = keysetPredicate(['u.id'], 'ASC', paging.mode === 'cursor' ? paging.after : null, params.length + 1);
+    const keyset = keysetPredicate(
+      ['u.id'],
+      'ASC',
+      paging.mode === 'cursor' ? paging.after : null,
+      params.length + 1,
+    );
     const pageParams = [...params, ...keyset.params];
     const offset = paging.mode === 'offset' ? ` OFFSET ${paging.offset}` : '';
     const [rows, countRows] = await Promise.all([
@@ -95,10 +101,18 @@ export class UsersService {
         Array<{ n: number }>
       >,
     ]);
-    return withLegacyFields(buildPage(rows, paging, (r) => [r.id], toUserDto), paging, countRows[0].n);
+    return withLegacyFields(
+      buildPage(rows, paging, (r) => [r.id], toUserDto),
+      paging,
+      countRows[0].n,
+    );
   }
 
-  async get(actor: Principal, id: number, manager: EntityManager = this.dataSource.manager): Promise<UserDto> {
+  async get(
+    actor: Principal,
+    id: number,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<UserDto> {
     return toUserDto(await this.row(actor.accountId, id, manager));
   }
 
@@ -110,7 +124,8 @@ export class UsersService {
     ];
     const policies = [...(await this.policies.read(actor.accountId, principals)).values()].flat();
     const builtIn = builtInRoleActions(user.defaultRoles ?? []);
-    if (builtIn.length > 0) policies.unshift({ resourceType: 'Global', actions: [...new Set(builtIn)], resources: ['*'] });
+    if (builtIn.length > 0)
+      policies.unshift({ resourceType: 'Global', actions: [...new Set(builtIn)], resources: ['*'] });
     return { ...user, userPolicies: policies };
   }
 
@@ -149,11 +164,16 @@ export class UsersService {
         !current.isDeactivated &&
         (!roles.includes('Admin') || deactivated);
       if (id === actor.userId && (deactivated || !roles.includes('Admin')) && actor.isAdmin) {
-        throw usersError('cannot_act_on_self', 'You cannot deactivate yourself or remove your own admin role');
+        throw usersError(
+          'cannot_act_on_self',
+          'You cannot deactivate yourself or remove your own admin role',
+        );
       }
       if (losesAdmin) await this.assertAnotherAdmin(manager, actor.accountId, id);
-      const settings = dto.settings === undefined ? current.settings : { ...current.settings, ...(dto.settings ?? {}) };
-      const rows: UserRow[] = await manager.query(
+      const settings =
+        dto.settings === undefined ? current.settings : { ...current.settings, ...(dto.settings ?? {}) };
+      const rows = await queryRows<UserRow>(
+        manager,
         `UPDATE users u SET first_name = $3, picture = $4, title = $5, default_roles = $6, is_deactivated = $7,
            settings = $8, updated_at = now()
          WHERE u.account_id = $1 AND u.id = $2 RETURNING ${USER_COLUMNS}`,
@@ -190,7 +210,11 @@ export class UsersService {
     return { policies: map.get(`user:${userId}`) ?? [] };
   }
 
-  async replacePolicies(actor: Principal, userId: number, dto: PoliciesInputDto): Promise<PoliciesResponseDto> {
+  async replacePolicies(
+    actor: Principal,
+    userId: number,
+    dto: PoliciesInputDto,
+  ): Promise<PoliciesResponseDto> {
     await this.policies.validate(actor, dto.policies);
     return this.dataSource.transaction(async (manager) => {
       await this.row(actor.accountId, userId, manager, true);
@@ -200,7 +224,12 @@ export class UsersService {
     });
   }
 
-  private async row(accountId: number, id: number, manager = this.dataSource.manager, lock = false): Promise<UserRow> {
+  private async row(
+    accountId: number,
+    id: number,
+    manager = this.dataSource.manager,
+    lock = false,
+  ): Promise<UserRow> {
     const rows: UserRow[] = await manager.query(
       `SELECT ${USER_COLUMNS} FROM users u WHERE u.account_id = $1 AND u.id = $2${lock ? ' FOR UPDATE' : ''}`,
       [accountId, id],
@@ -214,22 +243,27 @@ export class UsersService {
     await manager.query(`SELECT id FROM accounts WHERE id = $1 FOR UPDATE`, [accountId]);
   }
 
-  private async assertAnotherAdmin(manager: EntityManager, accountId: number, exceptUserId: number): Promise<void> {
+  private async assertAnotherAdmin(
+    manager: EntityManager,
+    accountId: number,
+    exceptUserId: number,
+  ): Promise<void> {
     const rows: Array<{ n: number }> = await manager.query(
       `SELECT count(*)::int AS n FROM users
        WHERE account_id = $1 AND id <> $2 AND is_deactivated = false AND 'Admin' = ANY(default_roles)`,
       [accountId, exceptUserId],
     );
-    if (rows[0].n === 0) throw usersError('last_admin', 'The last active admin of the account cannot be removed');
+    if (rows[0].n === 0)
+      throw usersError('last_admin', 'The last active admin of the account cannot be removed');
   }
 
   private uniqueViolation(err: unknown): unknown {
     if (err instanceof QueryFailedError && (err.driverError as { code?: string }).code === '23505') {
       const constraint = (err.driverError as { constraint?: string }).constraint ?? '';
-      if (constraint.includes('username')) return usersError('username_taken', 'That username is already in use');
+      if (constraint.includes('username'))
+        return usersError('username_taken', 'That username is already in use');
       return usersError('email_taken', 'A user with that email already exists');
     }
     return err;
   }
 }
-

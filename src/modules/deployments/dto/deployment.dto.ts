@@ -2,7 +2,13 @@ import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsArray, IsIn, ValidateIf } from 'class-validator';
 import { LegacyPageQueryDto, LegacyPaginationDto, PageInfoDto } from '../../../core/http/pagination.js';
-import { BoolField, EnumField, ObjectField, StringArrayField, StringField } from '../../../core/http/validation.js';
+import {
+  BoolField,
+  EnumField,
+  ObjectField,
+  StringArrayField,
+  StringField,
+} from '../../../core/http/validation.js';
 import {
   CLOUD_PROVIDERS,
   CREATION_METHODS,
@@ -19,7 +25,12 @@ export class CreateDeploymentDto {
 
   @BoolField() isManaged: boolean;
 
-  @StringField({ minLength: 1, maxLength: 64, example: 'aws-us-east-1', description: 'A region name from GET /api/v1/regions' })
+  @StringField({
+    minLength: 1,
+    maxLength: 64,
+    example: 'aws-us-east-1',
+    description: 'A region name from GET /api/v1/regions',
+  })
   region: string;
 
   @StringField({ minLength: 1, maxLength: 64, example: 'cubecloud' }) targetPlatform: string;
@@ -42,7 +53,12 @@ export class UpdateDeploymentDto {
 
   @EnumField(RELEASE_CHANNELS, { optional: true, enumName: 'ReleaseChannel' }) releaseChannel?: string;
 
-  @StringField({ optional: true, nullable: true, maxLength: 64, description: 'One of the versions of the target channel' })
+  @StringField({
+    optional: true,
+    nullable: true,
+    maxLength: 64,
+    description: 'One of the versions of the target channel',
+  })
   releaseChannelVersion?: string | null;
 
   @BoolField({ optional: true, nullable: true }) releaseChannelVersionHold?: boolean | null;
@@ -52,18 +68,21 @@ export class UpdateDeploymentDto {
   @ObjectField({
     optional: true,
     nullable: true,
-    description: 'Merged key by key into the stored variables (JSON merge patch: a null value removes the key)',
+    description:
+      'Merged key by key into the stored variables (JSON merge patch: a null value removes the key)',
   })
   templateVariables?: Record<string, unknown> | null;
 
   @StringField({ optional: true, nullable: true, maxLength: 255 }) defaultLaunchpadViewGroup?: string | null;
 
-  @StringArrayField({ optional: true, nullable: true, maxItems: 50, maxLength: 255 }) launchpadTabs?: string[] | null;
+  @StringArrayField({ optional: true, nullable: true, maxItems: 50, maxLength: 255 }) launchpadTabs?:
+    string[] | null;
 
   @EnumField(CREATION_METHODS, { optional: true, nullable: true, enumName: 'CreationMethod' })
   creationMethod?: string | null;
 
-  @EnumField(DEPLOY_MODES, { optional: true, nullable: true, enumName: 'DeployMode' }) deployMode?: string | null;
+  @EnumField(DEPLOY_MODES, { optional: true, nullable: true, enumName: 'DeployMode' }) deployMode?:
+    string | null;
 
   @StringField({ optional: true, nullable: true, maxLength: 255 }) customDomain?: string | null;
 
@@ -98,7 +117,8 @@ export class DeploymentDto {
 export class DeploymentSettingsDto extends DeploymentDto {
   @ApiProperty({ enum: CLOUD_PROVIDERS, enumName: 'CloudProvider' }) cloudProvider: string;
   @ApiProperty({ type: String, nullable: true }) region: string | null;
-  @ApiProperty({ enum: CREATION_METHODS, enumName: 'CreationMethod', nullable: true }) creationMethod: string | null;
+  @ApiProperty({ enum: CREATION_METHODS, enumName: 'CreationMethod', nullable: true }) creationMethod:
+    string | null;
   @ApiProperty({ enum: DEPLOY_MODES, enumName: 'DeployMode', nullable: true }) deployMode: string | null;
   @ApiProperty({ type: Boolean, nullable: true }) isManaged: boolean | null;
   @ApiProperty({ type: String, nullable: true }) targetPlatform: string | null;

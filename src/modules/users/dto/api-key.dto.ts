@@ -5,7 +5,11 @@ import { DateTimeField, StringField } from '../../../core/http/validation.js';
 export class ApiKeyCreateDto {
   @StringField({ minLength: 1, maxLength: 255, example: 'CI pipeline' }) name: string;
 
-  @DateTimeField({ optional: true, nullable: true, description: 'When the key stops working; never when absent' })
+  @DateTimeField({
+    optional: true,
+    nullable: true,
+    description: 'When the key stops working; never when absent',
+  })
   expiresAt?: string | null;
 }
 

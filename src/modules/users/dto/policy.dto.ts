@@ -18,7 +18,10 @@ export const POLICY_RESOURCE_TYPES = [
 export type PolicyResourceType = (typeof POLICY_RESOURCE_TYPES)[number];
 
 export class PolicyDto {
-  @EnumField(POLICY_RESOURCE_TYPES, { enumName: 'PolicyResourceType', description: 'What the policy applies to' })
+  @EnumField(POLICY_RESOURCE_TYPES, {
+    enumName: 'PolicyResourceType',
+    description: 'What the policy applies to',
+  })
   resourceType: PolicyResourceType;
 
   @StringArrayField({ maxItems: 100, enum: ALL_ACTIONS, description: 'Actions granted on each resource' })

@@ -15,7 +15,8 @@ export class UserSettingsDto {
   @StringField({ optional: true, nullable: true, maxLength: 35, example: 'en-US' }) locale?: string | null;
   @StringField({ optional: true, nullable: true, maxLength: 32, example: 'dark' }) theme?: string | null;
   @IntField({ optional: true, nullable: true, min: 1 }) defaultDeploymentId?: number | null;
-  @StringField({ optional: true, nullable: true, maxLength: 64, example: 'Europe/Berlin' }) timezone?: string | null;
+  @StringField({ optional: true, nullable: true, maxLength: 64, example: 'Europe/Berlin' }) timezone?:
+    string | null;
   @BoolField({ optional: true, nullable: true }) alternatingRowColors?: boolean | null;
 }
 
@@ -59,7 +60,11 @@ export class UserUpdateDto {
 }
 
 export class UsersQueryDto extends LegacyPageQueryDto {
-  @StringField({ optional: true, maxLength: 255, description: 'Case-insensitive substring of first name, username or email' })
+  @StringField({
+    optional: true,
+    maxLength: 255,
+    description: 'Case-insensitive substring of first name, username or email',
+  })
   search?: string;
 }
 
@@ -74,13 +79,21 @@ export class UserDto {
   @ApiProperty() isAdmin: boolean;
   @ApiProperty({ type: Boolean, nullable: true }) isDeactivated: boolean | null;
   @ApiProperty({ type: String, isArray: true, nullable: true }) defaultRoles: string[] | null;
-  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true }) settings: Record<string, unknown> | null;
+  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true }) settings: Record<
+    string,
+    unknown
+  > | null;
   @ApiProperty({ type: 'object', additionalProperties: true }) notifications: Record<string, unknown>;
   @ApiProperty({ type: Number, nullable: true }) activeRoleId: number | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) lastLogin: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) createdAt: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) updatedAt: string | null;
-  @ApiPropertyOptional({ type: PolicyDto, isArray: true, nullable: true, description: 'Only on GET /users/me' })
+  @ApiPropertyOptional({
+    type: PolicyDto,
+    isArray: true,
+    nullable: true,
+    description: 'Only on GET /users/me',
+  })
   userPolicies?: PolicyDto[] | null;
 }
 

@@ -1,0 +1,20 @@
+import type { DataSource, EntityManager } from 'typeorm';
+
+type Queryable = Pick<DataSource | EntityManager, 'query'>;
+
+/**
+ * Runs SQL and returns its rows. TypeORM answers UPDATE and DELETE with `[rows, affectedCount]`
+ * on PostgreSQL; this evens that out so `... RETURNING` reads the same for every statement.
+ */
+export async function queryRows<T>(db: Queryable, sql: string, params: unknown[] = []): Promise<T[]> {
+  const result: unknown = await db.query(sql, params);
+  if (
+    Array.isArray(result) &&
+    result.length === 2 &&
+    Array.isArray(result[0]) &&
+    typeof result[1] === 'number'
+  ) {
+    return result[0] as T[];
+  }
+  return result as T[];
+}

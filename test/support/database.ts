@@ -1,0 +1,41 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+
+/** The server the tests use: PostgreSQL on 127.0.0.1:5432 unless TEST_DATABASE_ADMIN_URL says otherwise. */
+export const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const TEST_DB_PREFIX = 'platform_t_';
+
+export function databaseUrl(name: string): string {
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export async function adminQuery(sql: string): Promise<void> {
+  const client = new Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A database of its own for one test file: a copy of the migrated template (fast). */
+export async function createTestDatabase(
+  options: { empty?: boolean } = {},
+): Promise<{ name: string; url: string }> {
+  const name = `${TEST_DB_PREFIX}${process.pid}_${randomBytes(4).toString('hex')}`;
+  const template = process.env.TEST_TEMPLATE_DATABASE;
+  if (!options.empty && !template)
+    throw new Error('TEST_TEMPLATE_DATABASE is not set: run through jest (global setup)');
+  await adminQuery(
+    options.empty ? `CREATE DATABASE "${name}"` : `CREATE DATABASE "${name}" TEMPLATE "${template}"`,
+  );
+  return { name, url: databaseUrl(name) };
+}
+
+export async function dropTestDatabase(name: string): Promise<void> {
+  await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+}
