@@ -1,7 +1,7 @@
-import { OpenApiDocument } from '../../src/core/http/openapi-document';
-import { hashToken } from '../../src/core/auth/token';
-import { bearer, expectErrorShape, newAccount, newUser, startApp, type TestApp } from '../support/app';
-import { operations } from '../support/routes';
+import { OpenApiDocument } from '../../src/core/http/openapi-document.js';
+import { hashToken } from '../../src/core/auth/token.js';
+import { bearer, expectErrorShape, newAccount, newUser, startApp, type TestApp } from '../support/app.js';
+import { operations } from '../support/routes.js';
 
 describe('authentication', () => {
   let t: TestApp;

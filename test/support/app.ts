@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { createHttpApp } from '../../src/app';
-import { AppConfig } from '../../src/core/config/app-config';
-import { AccountsService } from '../../src/modules/users/accounts.service';
-import { createTestDatabase, dropTestDatabase, REDIS_URL } from './database';
+import { createHttpApp } from '../../src/app.js';
+import { AppConfig } from '../../src/core/config/app-config.js';
+import { AccountsService } from '../../src/modules/users/accounts.service.js';
+import { createTestDatabase, dropTestDatabase, REDIS_URL } from './database.js';
 
 export interface Actor {
   token: string;

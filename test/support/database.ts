@@ -4,7 +4,12 @@ import { Client } from 'pg';
 /** The server the tests use: PostgreSQL on 127.0.0.1:5432 unless TEST_DATABASE_ADMIN_URL says otherwise. */
 export const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-export const TEST_DB_PREFIX = 'platform_t_';
+/** Databases of one run share the prefix of its template, so parallel runs never touch each other's. */
+export function runPrefix(): string {
+  const template = process.env.TEST_TEMPLATE_DATABASE;
+  if (!template) throw new Error('TEST_TEMPLATE_DATABASE is not set: run through jest (global setup)');
+  return `${template}_f`;
+}
 
 export function databaseUrl(name: string): string {
   const url = new URL(ADMIN_URL);
@@ -22,14 +27,12 @@ export async function adminQuery(sql: string): Promise<void> {
   }
 }
 
-/** A database of its own for one test file: a copy of the migrated template (fast). */
+/** A database of its own for one test file: a copy of the migrated template (fast), or empty. */
 export async function createTestDatabase(
   options: { empty?: boolean } = {},
 ): Promise<{ name: string; url: string }> {
-  const name = `${TEST_DB_PREFIX}${process.pid}_${randomBytes(4).toString('hex')}`;
-  const template = process.env.TEST_TEMPLATE_DATABASE;
-  if (!options.empty && !template)
-    throw new Error('TEST_TEMPLATE_DATABASE is not set: run through jest (global setup)');
+  const name = `${runPrefix()}${process.pid}_${randomBytes(4).toString('hex')}`;
+  const template = process.env.TEST_TEMPLATE_DATABASE!;
   await adminQuery(
     options.empty ? `CREATE DATABASE "${name}"` : `CREATE DATABASE "${name}" TEMPLATE "${template}"`,
   );

@@ -2,9 +2,11 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { adminQuery, databaseUrl } from './database';
+import { Client } from 'pg';
 
-const CLI = path.resolve(__dirname, '../../dist/src/cli.js');
+// Jest loads this file outside its module resolver, so it imports nothing of ours.
+const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const CLI = path.resolve(process.cwd(), 'dist/src/cli.js');
 
 /**
  * Migrates a template database once, with the real `migrate` command; every test file copies
@@ -13,11 +15,18 @@ const CLI = path.resolve(__dirname, '../../dist/src/cli.js');
 export default async function globalSetup(): Promise<void> {
   if (!fs.existsSync(CLI))
     throw new Error('dist/ is missing: run the tests with `npm test` (it builds first)');
-  const name = `platform_tpl_${process.pid}`;
-  await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await adminQuery(`CREATE DATABASE "${name}"`);
+  const name = `platform_tpl_${process.pid}_${Date.now().toString(36)}`;
+  const client = new Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
   await promisify(execFile)(process.execPath, [CLI, 'migrate'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl(name) },
+    env: { ...process.env, DATABASE_URL: url.toString() },
   });
   process.env.TEST_TEMPLATE_DATABASE = name;
 }

@@ -1,14 +1,18 @@
 import { Client } from 'pg';
-import { ADMIN_URL, TEST_DB_PREFIX } from './database';
 
-/** Drops the template and any test database a crashed file left behind. */
+// Jest loads this file outside its module resolver, so it imports nothing of ours.
+const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** Drops this run's template and any database of this run a crashed file left behind. */
 export default async function globalTeardown(): Promise<void> {
+  const template = process.env.TEST_TEMPLATE_DATABASE;
+  if (!template) return;
   const client = new Client({ connectionString: ADMIN_URL });
   await client.connect();
   try {
     const { rows } = await client.query<{ datname: string }>(
-      `SELECT datname FROM pg_database WHERE datname = $1 OR datname LIKE $2`,
-      [process.env.TEST_TEMPLATE_DATABASE, `${TEST_DB_PREFIX}%`],
+      `SELECT datname FROM pg_database WHERE datname = $1 OR starts_with(datname, $2)`,
+      [template, `${template}_f`],
     );
     for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
   } finally {

@@ -1,4 +1,4 @@
-import { Action, actionsGranting, ALL_ACTIONS, expandActions } from '../../src/core/auth/action';
+import { Action, actionsGranting, ALL_ACTIONS, expandActions } from '../../src/core/auth/action.js';
 
 describe('role actions', () => {
   it('All grants every action', () => {

@@ -1,4 +1,4 @@
-import { AppConfig, ConfigError } from '../../src/core/config/app-config';
+import { AppConfig, ConfigError } from '../../src/core/config/app-config.js';
 
 describe('configuration', () => {
   it('names every bad variable at once', () => {

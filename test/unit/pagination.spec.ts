@@ -1,4 +1,9 @@
-import { decodeCursor, encodeCursor, keysetPredicate, resolvePaging } from '../../src/core/http/pagination';
+import {
+  decodeCursor,
+  encodeCursor,
+  keysetPredicate,
+  resolvePaging,
+} from '../../src/core/http/pagination.js';
 
 describe('pagination primitives', () => {
   it('round-trips a cursor', () => {

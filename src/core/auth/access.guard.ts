@@ -53,7 +53,7 @@ export class AccessGuard extends AuthGuard('bearer') implements CanActivate {
   }
 
   override handleRequest<TUser = Principal>(err: unknown, user: TUser | false): TUser {
-    if (err) throw err;
+    if (err) throw err instanceof Error ? err : coreError('unauthorized', 'The token could not be verified');
     if (!user) throw coreError('unauthorized', 'The token is unknown, expired or revoked');
     return user;
   }

@@ -35,6 +35,9 @@ export class StrictValidationPipe extends ValidationPipe {
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    // Path parameters are validated by their own pipes (IdPipe); converting them here first
+    // would turn `1e3` into 1000 before IdPipe sees it.
+    if (metadata.type === 'param') return value;
     if (metadata.type === 'body' && (value === undefined || value === null)) value = {};
     if (
       metadata.type === 'body' &&

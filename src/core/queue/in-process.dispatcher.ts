@@ -28,8 +28,8 @@ export class InProcessDispatcher implements JobDispatcher {
     return Promise.resolve();
   }
 
-  async check(): Promise<string | null> {
-    return null;
+  check(): Promise<string | null> {
+    return Promise.resolve(null);
   }
 
   /** Waits for running jobs (graceful shutdown). */

@@ -119,15 +119,17 @@ export class DeploymentsService implements OnModuleInit {
     );
     const offset = paging.mode === 'offset' ? ` OFFSET ${paging.offset}` : '';
     const [rows, count] = await Promise.all([
-      this.dataSource.query(
+      queryRows<DeploymentRow>(
+        this.dataSource,
         `SELECT ${COLUMNS} FROM deployments d WHERE ${filter} AND ${keyset.sql}
          ORDER BY d.id LIMIT ${fetchLimit(paging)}${offset}`,
         [...params, ...keyset.params],
-      ) as Promise<DeploymentRow[]>,
-      this.dataSource.query(
+      ),
+      queryRows<{ n: number }>(
+        this.dataSource,
         `SELECT count(*)::int AS n FROM deployments d WHERE ${filter}`,
         params,
-      ) as Promise<Array<{ n: number }>>,
+      ),
     ]);
     return withLegacyFields(
       buildPage(

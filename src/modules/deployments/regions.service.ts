@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { queryRows } from '../../core/database/sql.js';
 import { DataSource } from 'typeorm';
 import {
   buildPage,
@@ -20,13 +21,14 @@ export class RegionsService {
     const paging = resolvePaging(query, ['number']);
     const keyset = keysetPredicate(['id'], 'ASC', paging.mode === 'cursor' ? paging.after : null, 1);
     const [rows, count] = await Promise.all([
-      this.dataSource.query(
+      queryRows<RegionDto>(
+        this.dataSource,
         `SELECT id, name, title, provider, is_public AS "isPublic", is_dedicated AS "isDedicated",
                 is_hybrid AS "isHybrid", use_ai_engineer AS "useAiEngineer"
          FROM regions WHERE ${keyset.sql} ORDER BY id LIMIT ${fetchLimit(paging)}`,
         keyset.params,
-      ) as Promise<RegionDto[]>,
-      this.dataSource.query(`SELECT count(*)::int AS n FROM regions`) as Promise<Array<{ n: number }>>,
+      ),
+      queryRows<{ n: number }>(this.dataSource, `SELECT count(*)::int AS n FROM regions`),
     ]);
     return withLegacyFields(
       buildPage(rows, paging, (r) => [r.id]),

@@ -92,14 +92,17 @@ export class UsersService {
     const pageParams = [...params, ...keyset.params];
     const offset = paging.mode === 'offset' ? ` OFFSET ${paging.offset}` : '';
     const [rows, countRows] = await Promise.all([
-      this.dataSource.query(
+      queryRows<UserRow>(
+        this.dataSource,
         `SELECT ${USER_COLUMNS} FROM users u WHERE ${filter} AND ${keyset.sql}
          ORDER BY u.id LIMIT ${fetchLimit(paging)}${offset}`,
         pageParams,
-      ) as Promise<UserRow[]>,
-      this.dataSource.query(`SELECT count(*)::int AS n FROM users u WHERE ${filter}`, params) as Promise<
-        Array<{ n: number }>
-      >,
+      ),
+      queryRows<{ n: number }>(
+        this.dataSource,
+        `SELECT count(*)::int AS n FROM users u WHERE ${filter}`,
+        params,
+      ),
     ]);
     return withLegacyFields(
       buildPage(rows, paging, (r) => [r.id], toUserDto),

@@ -100,7 +100,7 @@ export class DeploymentsQueryDto extends LegacyPageQueryDto {
   @Transform(({ value }) => (typeof value === 'string' ? value.split(',') : value))
   @ValidateIf((_, v) => v !== undefined)
   @IsArray()
-  @IsIn(CREATION_STEPS as unknown as string[], {
+  @IsIn(CREATION_STEPS, {
     each: true,
     message: `each value in creationStep must be one of: ${CREATION_STEPS.join(', ')}`,
   })
