@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { INestApplicationContext, LoggerService } from '@nestjs/common';
 import { AppConfig, ConfigError, type ProcessRole } from './config/app-config.js';
 
@@ -33,8 +34,8 @@ export function shutdownOnSignals(
       process.exit(1);
     }, config.http.shutdownTimeoutMs);
     force.unref();
-    app
-      .close()
+    stopAccepting(app)
+      .then(() => app.close())
       .then(() => process.exit(0))
       .catch((err: unknown) => {
         logger.error(`shutdown failed: ${String(err)}`);
@@ -43,4 +44,15 @@ export function shutdownOnSignals(
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+/**
+ * Closes the HTTP listener first and waits for in-flight requests, so they finish while the
+ * database and queues are still open (Nest's own close would tear those down first).
+ */
+function stopAccepting(app: INestApplicationContext): Promise<void> {
+  const withServer = app as INestApplicationContext & { getHttpServer?: () => Server };
+  const server = withServer.getHttpServer?.();
+  if (!server?.listening) return Promise.resolve();
+  return new Promise((resolve) => server.close(() => resolve()));
 }

@@ -12,6 +12,7 @@ import {
   withLegacyFields,
   type LegacyPage,
 } from '../../core/http/pagination.js';
+import { coreError } from '../../core/http/api-error.js';
 import { JobHandlers } from '../../core/queue/job-handlers.js';
 import { JobQueue } from '../../core/queue/job-queue.service.js';
 import { RELEASE_CHANNEL_VERSIONS, type ReleaseChannel } from './deployment.constants.js';
@@ -69,6 +70,11 @@ function mergeVariables(
     else out[k] = v;
   }
   return out;
+}
+
+/** `name` is trimmed before it is stored, so a name of only whitespace would be stored empty. */
+function assertNameNotBlank(name: string): void {
+  if (name.trim() === '') throw coreError('validation_failed', ['name must not be blank']);
 }
 
 @Injectable()
@@ -150,6 +156,7 @@ export class DeploymentsService implements OnModuleInit {
 
   /** Creates the deployment and queues its first build; 503 before any write if the queue is down. */
   async create(actor: Principal, dto: CreateDeploymentDto): Promise<DeploymentDto> {
+    assertNameNotBlank(dto.name);
     this.jobs.assertAvailable();
     await this.assertRegion(dto.region);
     const { row, job } = await this.dataSource.transaction(async (manager) => {
@@ -178,7 +185,9 @@ export class DeploymentsService implements OnModuleInit {
 
   async update(actor: Principal, id: number, dto: UpdateDeploymentDto): Promise<DeploymentSettingsDto> {
     await this.access.assert(actor, 'Deployment', id, Action.DeploymentUpdate, Action.DeploymentRead);
-    if (dto.region) await this.assertRegion(dto.region);
+    if (dto.name !== undefined) assertNameNotBlank(dto.name);
+    // An empty string is a region name too (and not in the catalogue); only null clears it.
+    if (dto.region !== undefined && dto.region !== null) await this.assertRegion(dto.region);
     const row = await this.dataSource.transaction(async (manager) => {
       const current = await this.row(actor.accountId, id, manager, true);
       const next: DeploymentRow = { ...current };

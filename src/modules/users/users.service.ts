@@ -166,7 +166,8 @@ export class UsersService {
         current.defaultRoles.includes('Admin') &&
         !current.isDeactivated &&
         (!roles.includes('Admin') || deactivated);
-      if (id === actor.userId && (deactivated || !roles.includes('Admin')) && actor.isAdmin) {
+      const dropsOwnAdmin = current.defaultRoles.includes('Admin') && !roles.includes('Admin');
+      if (id === actor.userId && (deactivated || dropsOwnAdmin) && actor.isAdmin) {
         throw usersError(
           'cannot_act_on_self',
           'You cannot deactivate yourself or remove your own admin role',
@@ -203,6 +204,11 @@ export class UsersService {
       if (current.defaultRoles.includes('Admin') && !current.isDeactivated) {
         await this.assertAnotherAdmin(manager, actor.accountId, id);
       }
+      // policies.principal_id has no foreign key: a user's direct grants go with the user.
+      await manager.query(
+        `DELETE FROM policies WHERE account_id = $1 AND principal_type = 'user' AND principal_id = $2`,
+        [actor.accountId, id],
+      );
       await manager.query(`DELETE FROM users WHERE account_id = $1 AND id = $2`, [actor.accountId, id]);
     });
   }

@@ -1,0 +1,105 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { PATH_METADATA } from '@nestjs/common/constants.js';
+import { ACCESS_METADATA } from '../../src/core/auth/access.decorators.js';
+import { OpenApiDocument } from '../../src/core/http/openapi-document.js';
+import { bearer, startApp, type TestApp } from '../support/app.js';
+import { operations } from '../support/routes.js';
+
+describe('OpenAPI document and Swagger UI', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp();
+  });
+  afterAll(() => t.close());
+
+  it('serves the OpenAPI 3.1 document, version 1.0.0, to an authenticated caller', async () => {
+    expect((await t.http().get('/api/v1/spec')).status).toBe(401);
+    const res = await t.http().get('/api/v1/spec').set(bearer(t.admin.token));
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toBe('3.1.0');
+    expect(res.body.info.version).toBe('1.0.0');
+    expect(res.body.components.securitySchemes.bearer).toEqual(
+      expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+    );
+  });
+
+  it('gives every operation a unique operationId, a tag, its security, and response schemas', () => {
+    const ops = operations(t.app.get(OpenApiDocument).get());
+    const ids = ops.map((o) => o.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const op of ops) {
+      const where = `${op.method} ${op.path}`;
+      expect({ where, id: typeof op.operationId }).toEqual({ where, id: 'string' });
+      expect({ where, tags: (op.op.tags as string[]).length > 0 }).toEqual({ where, tags: true });
+      if (!op.path.startsWith('/health/')) {
+        expect({ where, security: op.op.security }).toEqual({
+          where,
+          security: [{ bearer: [] }, { apiKey: [] }],
+        });
+      }
+      const responses = op.op.responses as Record<string, { content?: Record<string, { schema?: unknown }> }>;
+      const success = Object.entries(responses).filter(([code]) => code.startsWith('2'));
+      expect({ where, hasSuccess: success.length > 0 }).toEqual({ where, hasSuccess: true });
+      for (const [code, response] of success) {
+        if (code === '204') continue;
+        expect({ where, code, schema: Boolean(response.content?.['application/json']?.schema) }).toEqual({
+          where,
+          code,
+          schema: true,
+        });
+      }
+      if (['post', 'put', 'patch'].includes(op.method) && !op.path.includes('/users/{userId}')) {
+        const body = op.op.requestBody as { content?: Record<string, { schema?: unknown }> } | undefined;
+        expect({ where, body: Boolean(body?.content?.['application/json']?.schema) }).toEqual({
+          where,
+          body: true,
+        });
+      }
+    }
+  });
+
+  it('is committed and up to date (run `npm run openapi` after changing the contract)', () => {
+    const committed = fs.readFileSync('openapi/openapi.json', 'utf8');
+    const generated = execFileSync(process.execPath, ['dist/src/cli.js', 'openapi'], { encoding: 'utf8' });
+    expect(JSON.parse(committed)).toEqual(JSON.parse(generated));
+    expect(JSON.parse(committed)).toEqual(JSON.parse(JSON.stringify(t.app.get(OpenApiDocument).get())));
+  });
+
+  it('serves the Swagger UI at /docs from local assets only', async () => {
+    const html = await t.http().get('/docs/');
+    expect(html.status).toBe(200);
+    expect(html.text).toContain('swagger-ui');
+    const refs = [...html.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+    expect(refs.length).toBeGreaterThan(0);
+    for (const ref of refs) expect(ref).not.toMatch(/^(https?:)?\/\//);
+    const init = await t.http().get('/docs/swagger-ui-init.js');
+    expect(init.status).toBe(200);
+    expect(init.text).toContain('"openapi": "3.1.0"');
+    expect(init.text).toContain('validatorUrl');
+    expect(init.text).not.toMatch(/https?:\/\/(?!deployment-)[a-z]/i);
+    expect((await t.http().get('/docs-json')).status).toBe(404);
+  });
+
+  it('has an access declaration on every route (default deny)', () => {
+    const discovery = t.app.get(DiscoveryService);
+    const scanner = t.app.get(MetadataScanner);
+    const reflector = t.app.get(Reflector);
+    const undeclared: string[] = [];
+    let routes = 0;
+    for (const wrapper of discovery.getControllers()) {
+      const proto = wrapper.metatype?.prototype as object | undefined;
+      if (!proto || !wrapper.metatype) continue;
+      for (const method of scanner.getAllMethodNames(proto)) {
+        const handler = (proto as Record<string, () => unknown>)[method];
+        if (Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
+        routes += 1;
+        const rule = reflector.getAllAndOverride(ACCESS_METADATA, [handler, wrapper.metatype]);
+        if (!rule) undeclared.push(`${wrapper.name}.${method}`);
+      }
+    }
+    expect(routes).toBeGreaterThan(20);
+    expect(undeclared).toEqual([]);
+  });
+});

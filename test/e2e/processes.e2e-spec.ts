@@ -1,0 +1,186 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { createTestDatabase, dropTestDatabase, REDIS_URL } from '../support/database.js';
+import { freePort, startProcess, type Proc } from '../support/process.js';
+
+const run = promisify(execFile);
+const MAIN = 'dist/src/main.js';
+
+async function get(port: number, url: string, token?: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(`http://127.0.0.1:${port}${url}`, {
+    headers: token ? { Authorization: `Bearer ${token}` } : {},
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+describe('admin command line', () => {
+  let db: { name: string; url: string };
+  const cli = (...args: string[]) =>
+    run(process.execPath, ['dist/src/cli.js', ...args], { env: { ...process.env, DATABASE_URL: db.url } });
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(() => dropTestDatabase(db.name));
+
+  it('bootstrap creates the account and admin once, printing a fresh token each run', async () => {
+    const first = JSON.parse(
+      (await cli('bootstrap', '--account', 'acme', '--email', 'Admin@Acme.test')).stdout,
+    );
+    expect(first).toEqual({
+      accountId: expect.any(Number),
+      userId: expect.any(Number),
+      token: expect.stringMatching(/^pat_/),
+    });
+    const again = JSON.parse(
+      (await cli('bootstrap', '--account', 'acme', '--email', 'admin@acme.test')).stdout,
+    );
+    expect(again.accountId).toBe(first.accountId);
+    expect(again.userId).toBe(first.userId);
+    expect(again.token).not.toBe(first.token);
+  });
+
+  it('token prints a token for an existing user, and fails clearly otherwise', async () => {
+    const out = JSON.parse((await cli('token', '--account', 'acme', '--email', 'admin@acme.test')).stdout);
+    expect(out).toEqual({ userId: expect.any(Number), token: expect.stringMatching(/^pat_/) });
+    await expect(cli('token', '--account', 'acme', '--email', 'nobody@acme.test')).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('nobody@acme.test'),
+    });
+    await expect(cli('token', '--account', 'nope', '--email', 'admin@acme.test')).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('No account nope'),
+    });
+  });
+
+  it('rejects bad arguments with usage and exit code 2', async () => {
+    await expect(cli('bootstrap', '--account', 'acme')).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--email'),
+    });
+    await expect(cli('bootstrap', '--account', 'Bad Slug!', '--email', 'a@b.test')).rejects.toMatchObject({
+      code: 2,
+    });
+    await expect(cli('frobnicate')).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('Usage'),
+    });
+  });
+});
+
+describe('the API process on PostgreSQL and Redis', () => {
+  let db: { name: string; url: string };
+  let proc: Proc;
+  let port: number;
+  let token: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const { stdout } = await run(
+      process.execPath,
+      ['dist/src/cli.js', 'bootstrap', '--account', 'acme', '--email', 'a@acme.test'],
+      {
+        env: { ...process.env, DATABASE_URL: db.url },
+      },
+    );
+    token = JSON.parse(stdout).token;
+    port = await freePort();
+    proc = startProcess(MAIN, {
+      DATABASE_URL: db.url,
+      REDIS_URL,
+      QUEUE_PREFIX: `p${port}`,
+      PORT: String(port),
+      NODE_ENV: 'development',
+    });
+    await proc.waitFor(/listening on/);
+  });
+  afterAll(async () => {
+    if (proc.child.exitCode === null) proc.child.kill('SIGKILL');
+    await dropTestDatabase(db.name);
+  });
+
+  it('answers authenticated requests and writes JSON logs with request ids and no tokens', async () => {
+    const me = await get(port, '/api/v1/users/me', token);
+    expect(me.status).toBe(200);
+    await get(port, `/api/v1/users?access_token=${token}`, token);
+    const lines = proc
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, any>);
+    const requestLine = lines.find((l) => l.req?.url === '/api/v1/users/me');
+    expect(requestLine).toEqual(
+      expect.objectContaining({
+        level: expect.any(Number),
+        req: expect.objectContaining({ id: expect.any(String) }),
+      }),
+    );
+    expect(proc.output()).not.toContain(token);
+  });
+
+  it('finishes in-flight requests on SIGTERM, then exits 0', async () => {
+    // A request whose body is still arriving when the signal comes.
+    const pending = new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/api/v1/api-keys',
+          headers: {
+            Authorization: `Bearer ${token}`,
+            'Content-Type': 'application/json',
+            'Content-Length': 15,
+          },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode!));
+        },
+      );
+      req.on('error', reject);
+      req.write('{"name":');
+      setTimeout(() => {
+        proc.child.kill('SIGTERM');
+        setTimeout(() => req.end('"late"}'), 300);
+      }, 200);
+    });
+    expect(await pending).toBe(200);
+    expect(await proc.exit).toBe(0);
+    expect(proc.output()).toContain('SIGTERM received');
+  });
+});
+
+describe('the embedded default (no DATABASE_URL, no REDIS_URL)', () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-data-'));
+  afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+  it('starts with no configuration, prints an admin token once, keeps data across restarts, and locks its directory', async () => {
+    const port = await freePort();
+    const env = { DATA_DIR: dataDir, PORT: String(port), NODE_ENV: 'development' };
+    const first = startProcess(MAIN, env);
+    const [, token] = await first.waitFor(/Admin token[^\n]*\n\s*(pat_\S+)/, 60_000);
+    await first.waitFor(/listening on/, 60_000);
+    const me = await get(port, '/api/v1/users/me', token);
+    expect(me.body).toEqual(expect.objectContaining({ email: 'admin@example.com', isAdmin: true }));
+    expect((await get(port, '/health/ready')).body.redis.status).toBe('not-configured');
+    expect(first.output()).toContain('background jobs run in-process');
+
+    const second = startProcess(MAIN, { ...env, PORT: String(await freePort()) });
+    expect(await second.exit).not.toBe(0);
+    expect(second.output()).toContain('in use by another process');
+
+    first.child.kill('SIGTERM');
+    expect(await first.exit).toBe(0);
+
+    const restarted = startProcess(MAIN, env);
+    await restarted.waitFor(/listening on/, 60_000);
+    expect((await get(port, '/api/v1/users/me', token)).status).toBe(200);
+    expect(restarted.output()).not.toContain('Admin token');
+    restarted.child.kill('SIGTERM');
+    expect(await restarted.exit).toBe(0);
+  }, 180_000);
+});

@@ -1,0 +1,69 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+export interface Proc {
+  child: ChildProcess;
+  output: () => string;
+  waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<RegExpMatchArray>;
+  exit: Promise<number | null>;
+}
+
+/** Runs a built entry point (`dist/src/...`) as its own process, collecting stdout and stderr. */
+export function startProcess(
+  script: string,
+  env: Record<string, string | undefined>,
+  args: string[] = [],
+): Proc {
+  const child = spawn(process.execPath, [script, ...args], {
+    env: { PATH: process.env.PATH, ...env } as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const listeners = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    out += chunk.toString();
+    for (const l of listeners) l();
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    output: () => out,
+    exit,
+    waitFor: (pattern, timeoutMs = 30_000) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const m = out.match(pattern);
+          if (m) {
+            listeners.delete(check);
+            clearTimeout(timer);
+            resolve(m);
+          }
+        };
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`timed out waiting for ${pattern}; output:\n${out}`));
+        }, timeoutMs);
+        listeners.add(check);
+        void exit.then(() => {
+          if (!out.match(pattern)) {
+            clearTimeout(timer);
+            reject(new Error(`process exited before ${pattern}; output:\n${out}`));
+          }
+        });
+        check();
+      }),
+  };
+}
