@@ -58,6 +58,16 @@ describe('HTTP contract', () => {
     expect(await t.sql('SELECT count(*)::int AS n FROM users')).toEqual(before);
   });
 
+  it('refuses grants on resource types that cannot carry them yet with 400, not 500', async () => {
+    const res = await t
+      .http()
+      .put(`/api/v1/users/${t.admin.userId}/policies`)
+      .set(bearer(t.admin.token))
+      .send({ policies: [{ resourceType: 'Report', actions: ['ReportRead'], resources: ['1'] }] });
+    expect(res.status).toBe(400);
+    expectErrorShape(res.body, 400, 'unsupported_resource_type');
+  });
+
   it('names each bad field, nested ones by their path', async () => {
     const res = await t
       .http()
@@ -158,6 +168,13 @@ describe('HTTP contract', () => {
     expect(own.headers['x-request-id']).toBe('abc-123');
     const fresh = await t.http().get('/api/v1/nope');
     expect(fresh.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const refused = await t
+      .http()
+      .post('/api/v1/users')
+      .set(bearer(t.admin.token))
+      .set('Content-Type', 'application/json')
+      .send('{');
+    expect(refused.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     const hostile = await t.http().get('/health/live').set('X-Request-Id', 'a b\tc<script>');
     expect(hostile.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
@@ -179,17 +196,15 @@ describe('rate limiting', () => {
   afterAll(() => t.close());
 
   it('limits per token with standard headers and 429 + Retry-After', async () => {
-    const statuses: number[] = [];
-    let last;
-    for (let i = 0; i < 6; i++) {
-      last = await t.http().get('/api/v1/users/me').set(bearer(t.admin.token));
-      statuses.push(last.status);
-    }
-    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
-    expect(last!.headers['retry-after']).toMatch(/^\d+$/);
-    expect(last!.headers['ratelimit']).toContain('r=0');
-    expect(last!.headers['ratelimit-policy']).toContain('q=5');
-    expectErrorShape(last!.body, 429, 'rate_limited');
+    const responses = [];
+    for (let i = 0; i < 6; i++)
+      responses.push(await t.http().get('/api/v1/users/me').set(bearer(t.admin.token)));
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 429]);
+    const last = responses[5];
+    expect(last.headers['retry-after']).toMatch(/^\d+$/);
+    expect(last.headers['ratelimit']).toContain('r=0');
+    expect(last.headers['ratelimit-policy']).toContain('q=5');
+    expectErrorShape(last.body, 429, 'rate_limited');
   });
 
   it('counts each token on its own', async () => {

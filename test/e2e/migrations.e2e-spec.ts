@@ -38,7 +38,7 @@ describe('migrations', () => {
       const rows = await sources[0].query('SELECT count(*)::int AS n FROM schema_migrations');
       expect(rows[0].n).toBe(MIGRATIONS.length);
     } finally {
-      await Promise.all(sources.map((s) => (s.isInitialized ? s.destroy() : undefined)));
+      await Promise.all(sources.filter((s) => s.isInitialized).map((s) => s.destroy()));
       await dropTestDatabase(db.name);
     }
   });

@@ -9,12 +9,14 @@ import { freePort, startProcess, type Proc } from '../support/process.js';
 
 const run = promisify(execFile);
 const MAIN = 'dist/src/main.js';
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- parsed JSON of any shape
+type Json = Record<string, any>;
 
-async function get(port: number, url: string, token?: string): Promise<{ status: number; body: any }> {
+async function get(port: number, url: string, token?: string): Promise<{ status: number; body: Json }> {
   const res = await fetch(`http://127.0.0.1:${port}${url}`, {
     headers: token ? { Authorization: `Bearer ${token}` } : {},
   });
-  return { status: res.status, body: await res.json() };
+  return { status: res.status, body: (await res.json()) as Json };
 }
 
 describe('admin command line', () => {
@@ -110,7 +112,7 @@ describe('the API process on PostgreSQL and Redis', () => {
       .output()
       .split('\n')
       .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, any>);
+      .map((l) => JSON.parse(l) as Json);
     const requestLine = lines.find((l) => l.req?.url === '/api/v1/users/me');
     expect(requestLine).toEqual(
       expect.objectContaining({

@@ -26,7 +26,7 @@ export function startProcess(
   args: string[] = [],
 ): Proc {
   const child = spawn(process.execPath, [script, ...args], {
-    env: { PATH: process.env.PATH, ...env } as NodeJS.ProcessEnv,
+    env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -35,8 +35,8 @@ export function startProcess(
     out += chunk.toString();
     for (const l of listeners) l();
   };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return {
     child,

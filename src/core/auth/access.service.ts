@@ -56,6 +56,11 @@ export class AccessService {
     this.resolvers.set(type, resolver);
   }
 
+  /** Whether grants on `type` can be checked yet (its module registered a resolver). */
+  supports(type: GrantableType): boolean {
+    return this.resolvers.has(type);
+  }
+
   async map(principal: Principal, type: GrantableType, ids: readonly number[]): Promise<AccessMap> {
     const resolver = this.resolvers.get(type);
     if (!resolver) throw new Error(`No access resolver registered for ${type}`);

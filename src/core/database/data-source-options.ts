@@ -17,7 +17,8 @@ export function dataSourceOptions(config: AppConfig, embedded: EmbeddedDatabase 
     migrationsRun: false,
     synchronize: false,
     installExtensions: false,
-    logging: ['error' as const],
+    // Failed queries surface as exceptions; the exception filter logs the unexpected ones.
+    logging: false,
     applicationName: `platform-api:${config.role}`,
   };
   if (embedded) {

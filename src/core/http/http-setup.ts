@@ -4,6 +4,7 @@ import helmet from 'helmet';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AppConfig } from '../config/app-config.js';
 import { hashToken } from '../auth/token.js';
+import { assignRequestId } from '../logging/logging.module.js';
 import { errorBody, toErrorBody } from './exception.filter.js';
 
 const PROBES = /^\/health\/(live|ready)\/?$/;
@@ -33,6 +34,10 @@ export function configureHttp(app: NestExpressApplication, config: AppConfig): v
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
 
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    assignRequestId(req, res);
+    next();
+  });
   app.use((req: Request, res: Response, next: NextFunction) => {
     if (http.allowHttp || req.secure || PROBES.test(req.path)) return next();
     res

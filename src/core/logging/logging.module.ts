@@ -6,6 +6,19 @@ import type { AppConfig } from '../config/app-config.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
+/**
+ * The request's id: the caller's `X-Request-Id` when well-formed, else a new UUID. Assigned
+ * once, by the first middleware, and echoed in the response.
+ */
+export function assignRequestId(req: IncomingMessage & { id?: unknown }, res: ServerResponse): string {
+  if (typeof req.id === 'string') return req.id;
+  const given = req.headers['x-request-id'];
+  const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  req.id = id;
+  res.setHeader('X-Request-Id', id);
+  return id;
+}
+
 /** Paths whose values must never reach a log line. */
 export const REDACTED_PATHS = [
   'req.headers.authorization',
@@ -19,8 +32,7 @@ export const REDACTED_PATHS = [
 ];
 
 /**
- * Structured JSON logs through pino. Every request gets an id (the caller's `X-Request-Id` when
- * it is well-formed, else a new UUID), echoed in the response and bound to every log line.
+ * Structured JSON logs through pino; every log line of a request carries its id.
  */
 @Module({})
 export class LoggingModule {
@@ -33,12 +45,7 @@ export class LoggingModule {
             level: config.logLevel,
             base: { role: config.role },
             redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-            genReqId: (req: IncomingMessage, res: ServerResponse) => {
-              const given = req.headers['x-request-id'];
-              const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-              res.setHeader('X-Request-Id', id);
-              return id;
-            },
+            genReqId: (req: IncomingMessage, res: ServerResponse) => assignRequestId(req, res),
             customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
             serializers: {
               req: (req: { id: string; method: string; url: string }) => ({

@@ -70,7 +70,17 @@ export class BullDispatcher implements JobDispatcher {
     }
   }
 
+  /**
+   * Pauses local processing first (which stops the blocking fetch loop), then closes. Bull's
+   * own close skips the pause when its first connection attempt failed, and the blocking
+   * client would then reject a pending command nobody awaits.
+   */
   async close(): Promise<void> {
-    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+    await Promise.allSettled(
+      [...this.queues.values()].map(async (q) => {
+        await q.pause(true, true).catch(() => undefined);
+        await q.close(true);
+      }),
+    );
   }
 }

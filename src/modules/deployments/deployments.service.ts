@@ -201,6 +201,9 @@ export class DeploymentsService implements OnModuleInit {
             ? {}
             : mergeVariables(current.templateVariables, dto.templateVariables);
       }
+      // Versions are stored without the optional `v` prefix clients may send.
+      if (next.releaseChannelVersion)
+        next.releaseChannelVersion = next.releaseChannelVersion.replace(/^v/, '');
       if (dto.releaseChannelVersion !== undefined || dto.releaseChannel !== undefined) {
         this.assertReleaseVersion(next.releaseChannel as ReleaseChannel, next.releaseChannelVersion);
       }

@@ -31,10 +31,13 @@ export class PoliciesService {
   /** Checks types and that every referenced resource exists in the caller's account. */
   async validate(actor: Principal, policies: readonly PolicyDto[]): Promise<void> {
     for (const p of policies) {
-      if (p.resourceType !== 'Global' && !GRANTABLE.has(p.resourceType)) {
+      if (
+        p.resourceType !== 'Global' &&
+        (!GRANTABLE.has(p.resourceType) || !this.access.supports(p.resourceType as GrantableType))
+      ) {
         throw usersError(
           'unsupported_resource_type',
-          `resourceType ${p.resourceType} is not supported; use Global, Deployment, Folder, Workbook or Report`,
+          `resourceType ${p.resourceType} is not supported for grants yet; use Global or Deployment`,
         );
       }
       if (p.resourceType === 'Global') {
