@@ -34,6 +34,10 @@ export class BullDispatcher implements JobDispatcher {
     }
   }
 
+  allQueues(): ReadonlyMap<QueueName, Queue> {
+    return this.queues;
+  }
+
   available(): boolean {
     return [...this.queues.values()].every((q) => q.client.status === 'ready');
   }

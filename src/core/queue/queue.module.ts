@@ -12,7 +12,7 @@ import { BullModule } from '@nestjs/bull';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { BullDispatcher } from './bull.dispatcher.js';
-import { bullProcessorFor } from './bull.processor.js';
+import { BullWorkers } from './bull.workers.js';
 import { JOB_DISPATCHER, type JobDispatcher } from './dispatcher.js';
 import { InProcessDispatcher } from './in-process.dispatcher.js';
 import { JobHandlers } from './job-handlers.js';
@@ -85,7 +85,7 @@ export class QueueModule {
         BullDispatcher,
         { provide: BullRedisClients, useValue: redisClients },
         { provide: JOB_DISPATCHER, useExisting: BullDispatcher },
-        ...(config.queue.runJobsInProcess ? queues.map((q) => bullProcessorFor(q)) : []),
+        ...(config.queue.runJobsInProcess ? [BullWorkers] : []),
       ],
       exports,
     };
