@@ -7,32 +7,12 @@ import {
   type Actor,
   type TestApp,
 } from '../support/app.js';
+import { deploymentInput, waitFor } from '../support/factories.js';
 
 const BAD_IDS = ['abc', '0', '99999999999'];
 
-const validBody = (overrides: Record<string, unknown> = {}) => ({
-  name: 'Sales analytics',
-  cloudProvider: 'aws',
-  isManaged: true,
-  region: 'aws-us-east-1',
-  targetPlatform: 'cubecloud',
-  creationStep: 'project',
-  ...overrides,
-});
-
-async function waitFor<T>(
-  probe: () => Promise<T>,
-  done: (value: T) => boolean,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = await probe();
-  while (!done(value) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-    value = await probe();
-  }
-  return value;
-}
+const validBody = (overrides: Record<string, unknown> = {}) =>
+  deploymentInput({ creationStep: 'project', ...overrides });
 
 describe('deployments', () => {
   let t: TestApp;

@@ -1,29 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import { bearer, expectErrorShape, startApp, type TestApp } from '../support/app.js';
+import { deploymentInput, waitFor } from '../support/factories.js';
+import { freePort } from '../support/process.js';
 
 const REDIS_SERVER = '/usr/bin/redis-server';
 
-const deploymentBody = (name: string) => ({
-  name,
-  cloudProvider: 'aws',
-  isManaged: true,
-  region: 'aws-us-east-1',
-  targetPlatform: 'cubecloud',
-  creationStep: 'project',
-});
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+const deploymentBody = (name: string) => deploymentInput({ name, creationStep: 'project' });
 
 /** A redis-server child process of this test file, on a port of its own. */
 class RedisProcess {
@@ -77,21 +59,6 @@ class RedisProcess {
       child.kill('SIGKILL');
     });
   }
-}
-
-async function waitFor<T>(
-  probe: () => Promise<T>,
-  done: (value: T) => boolean,
-  timeoutMs: number,
-  intervalMs = 100,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = await probe();
-  while (!done(value) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, intervalMs));
-    value = await probe();
-  }
-  return value;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {

@@ -7,16 +7,9 @@ import {
   type Actor,
   type TestApp,
 } from '../support/app.js';
+import { deploymentInput } from '../support/factories.js';
 
 const BAD_IDS = ['abc', '0', '-1', '99999999999'];
-
-const DEPLOYMENT = {
-  cloudProvider: 'aws',
-  isManaged: true,
-  region: 'aws-us-east-1',
-  targetPlatform: 'cubecloud',
-  creationStep: 'ready',
-};
 
 interface RoleBody {
   id: number;
@@ -46,7 +39,7 @@ describe('roles', () => {
       .http()
       .post('/build/api/v1/deployments')
       .set(bearer(token))
-      .send({ name, ...DEPLOYMENT });
+      .send(deploymentInput({ name }));
     expect(res.status).toBe(200);
     return res.body.id;
   }
@@ -399,7 +392,7 @@ describe('roles', () => {
   describe('custom roles grant access', () => {
     it('a Global DeploymentCreate policy lets a user with no built-in roles create a deployment', async () => {
       const creator = await newUser(t, t.admin, { defaultRoles: [] });
-      const body = { name: 'By a custom role', ...DEPLOYMENT };
+      const body = deploymentInput({ name: 'By a custom role' });
       const before = await t.http().post('/build/api/v1/deployments').set(bearer(creator.token)).send(body);
       expect(before.status).toBe(403);
       expectErrorShape(before.body, 403, 'forbidden');
@@ -534,7 +527,7 @@ describe('roles', () => {
         .http()
         .post('/build/api/v1/deployments')
         .set(bearer(reader.token))
-        .send({ name: 'Nope', ...DEPLOYMENT });
+        .send(deploymentInput({ name: 'Nope' }));
       expect(create.status).toBe(403);
     });
 

@@ -7,6 +7,7 @@ import {
   type Actor,
   type TestApp,
 } from '../support/app.js';
+import { deploymentInput } from '../support/factories.js';
 
 interface UserBody {
   id: number;
@@ -743,14 +744,11 @@ describe('users', () => {
     let deploymentId: number;
     beforeAll(async () => {
       target = await newUser(t, t.admin, { defaultRoles: [] });
-      const dep = await t.http().post('/build/api/v1/deployments').set(asAdmin()).send({
-        name: 'Policy target',
-        cloudProvider: 'aws',
-        isManaged: true,
-        region: 'aws-us-east-1',
-        targetPlatform: 'cubecloud',
-        creationStep: 'ready',
-      });
+      const dep = await t
+        .http()
+        .post('/build/api/v1/deployments')
+        .set(asAdmin())
+        .send(deploymentInput({ name: 'Policy target' }));
       expect(dep.status).toBe(200);
       deploymentId = dep.body.id;
     });
@@ -857,14 +855,11 @@ describe('users', () => {
     });
 
     it("refuses a grant on another account's deployment as unknown_resource", async () => {
-      const theirs = await t.http().post('/build/api/v1/deployments').set(bearer(other.token)).send({
-        name: 'Theirs',
-        cloudProvider: 'aws',
-        isManaged: true,
-        region: 'aws-us-east-1',
-        targetPlatform: 'cubecloud',
-        creationStep: 'ready',
-      });
+      const theirs = await t
+        .http()
+        .post('/build/api/v1/deployments')
+        .set(bearer(other.token))
+        .send(deploymentInput({ name: 'Theirs' }));
       expect(theirs.status).toBe(200);
       const res = await t
         .http()

@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/access.decorators.js';
 import { JOB_DISPATCHER, type JobDispatcher } from '../queue/dispatcher.js';
+import { withTimeout } from '../timeout.js';
 
 class HealthCheckDto {
   @ApiProperty({ enum: ['up', 'down', 'not-configured'] }) status: string;
@@ -18,16 +19,6 @@ class ReadinessDto {
 
 class LivenessDto {
   @ApiProperty({ enum: ['ok'] }) status: 'ok';
-}
-
-async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    promise,
-    new Promise<never>(
-      (_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms)),
-    ),
-  ]).finally(() => clearTimeout(timer));
 }
 
 /** Probes for orchestrators. Public, and exempt from the HTTPS rule and rate limiting. */
@@ -59,7 +50,7 @@ export class HealthController {
 
   private async checkDatabase(): Promise<HealthCheckDto> {
     try {
-      await within(this.dataSource.query('SELECT 1'), 2_000);
+      await withTimeout(this.dataSource.query('SELECT 1'), 2_000, 'database ping');
       return { status: 'up' };
     } catch (err) {
       return { status: 'down', detail: (err as Error).message };

@@ -3,17 +3,10 @@ import { ModuleRef } from '@nestjs/core';
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
 import { AppConfig } from '../config/app-config.js';
+import { withTimeout } from '../timeout.js';
 import type { DispatchableJob, JobDispatcher } from './dispatcher.js';
 import { JOB_QUEUES, QueueName } from './jobs.js';
 import { MAX_ATTEMPTS, OutboxRepository } from './outbox.repository.js';
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** Hands jobs to Bull queues in Redis, within a bounded time. */
 @Injectable()
