@@ -1,4 +1,5 @@
 import { InitialSchema1763780000000 } from './1763780000000-InitialSchema.js';
+import { Workspace1763900000000 } from './1763900000000-Workspace.js';
 
 /** Every migration, in order. Listed explicitly: ESM builds cannot rely on globbing. */
-export const MIGRATIONS = [InitialSchema1763780000000];
+export const MIGRATIONS = [InitialSchema1763780000000, Workspace1763900000000];

@@ -8,7 +8,9 @@ import { HttpCoreModule } from './core/http/http-core.module.js';
 import { LoggingModule } from './core/logging/logging.module.js';
 import { QueueModule } from './core/queue/queue.module.js';
 import { DeploymentsModule } from './modules/deployments/deployments.module.js';
+import { ReportsModule } from './modules/reports/reports.module.js';
 import { UsersModule } from './modules/users/users.module.js';
+import { WorkspaceModule } from './modules/workspace/workspace.module.js';
 
 /** The core plus every domain module. The API, the worker and the CLI all start from this. */
 @Module({})
@@ -26,6 +28,8 @@ export class AppModule {
         HealthModule,
         UsersModule,
         DeploymentsModule,
+        WorkspaceModule,
+        ReportsModule,
       ],
     };
   }

@@ -1,7 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { coreError } from '../http/api-error.js';
-import { actionsGranting, type Action, expandActions } from './action.js';
+import {
+  actionsGranting,
+  actionsGrantingThrough,
+  contentActions,
+  type Action,
+  type ContentType,
+  expandActions,
+  inheritedActions,
+} from './action.js';
 import type { Principal } from './principal.js';
 
 /** Resource types that can carry object-level grants (the reference's policy resource types). */
@@ -10,6 +18,8 @@ export type GrantableType = 'Deployment' | 'Folder' | 'Workbook' | 'Report';
 export interface ResourceRef {
   type: GrantableType;
   id: number;
+  /** The owner of the resource (first entry of a chain only): owners manage what they own. */
+  ownerId?: number | null;
 }
 
 /**
@@ -67,14 +77,19 @@ export class AccessService {
     const unique = [...new Set(ids)];
     const existing = unique.length ? await resolver.resolve(principal.accountId, unique) : new Map();
     const granted = new Map<number, Set<Action>>();
-    for (const id of existing.keys()) granted.set(id, new Set());
+    for (const [id, chain] of existing) {
+      const owned = chain[0]?.ownerId === principal.userId && type !== 'Deployment';
+      granted.set(id, owned ? expandActions([contentActions(type as ContentType)[2]]) : new Set());
+    }
     if (existing.size === 0 || principal.isAdmin) return new AccessMap(principal.actions, granted);
 
     const refs = new Map<string, number[]>();
     for (const [id, chain] of existing) {
       for (const ref of chain) {
         const key = `${ref.type}:${ref.id}`;
-        refs.set(key, [...(refs.get(key) ?? []), id]);
+        const holders = refs.get(key);
+        if (holders) holders.push(id);
+        else refs.set(key, [id]);
       }
     }
     if (principal.objectActions.size > 0) {
@@ -95,8 +110,10 @@ export class AccessService {
           ],
         );
       for (const row of rows) {
+        const held = expandActions([row.action]);
+        const given = inheritedActions(row.resourceType, type, held);
         for (const id of refs.get(`${row.resourceType}:${row.resourceId}`) ?? []) {
-          for (const a of expandActions([row.action])) granted.get(id)!.add(a);
+          for (const a of given) granted.get(id)!.add(a);
         }
       }
     }
@@ -154,6 +171,51 @@ export class AccessService {
         AND action = ANY(${g}) AND ((principal_type = 'user' AND principal_id = ${u})
           OR (principal_type = 'role' AND principal_id = ANY(${r}))))`,
       params: [principal.accountId, principal.userId, principal.roleIds, type, actionsGranting(action)],
+    };
+  }
+
+  /**
+   * A SQL predicate keeping, of a list of workspace rows, those on which the caller holds
+   * `action`: account-wide, as owner, by a grant on the row itself, on its workbook, or on its
+   * folder or any folder above it. `cols` names the row's columns; `folderIdsSql` is an
+   * expression for the ids of the row's folder chain (an `integer[]`).
+   */
+  contentScope(
+    principal: Principal,
+    type: ContentType,
+    action: Action,
+    cols: { id: string; owner: string; workbookId?: string; folderChain?: string },
+    firstParam: number,
+  ): { sql: string; params: unknown[] } {
+    if (principal.actions.has(action)) return { sql: 'TRUE', params: [] };
+    const [a, u, r] = [0, 1, 2].map((i) => `$${firstParam + i}`);
+    const params: unknown[] = [principal.accountId, principal.userId, principal.roleIds];
+    const param = (v: unknown) => {
+      params.push(v);
+      return `$${firstParam + params.length - 1}`;
+    };
+    if (!principal.objectActions.size) {
+      return { sql: `${cols.owner} = $${firstParam}`, params: [principal.userId] };
+    }
+    const ownerSql = `${cols.owner} = ${u}`;
+    const alternatives = [
+      `(p.resource_type = ${param(type)} AND p.action = ANY(${param(actionsGranting(action))}) AND p.resource_id = ${cols.id}::text)`,
+    ];
+    if (cols.workbookId) {
+      alternatives.push(
+        `(p.resource_type = 'Workbook' AND p.action = ANY(${param(actionsGrantingThrough('Workbook', type, action))}) AND p.resource_id = ${cols.workbookId}::text)`,
+      );
+    }
+    if (cols.folderChain) {
+      alternatives.push(
+        `(p.resource_type = 'Folder' AND p.action = ANY(${param(actionsGrantingThrough('Folder', type, action))}) AND p.resource_id = ANY(${cols.folderChain}::text[]))`,
+      );
+    }
+    return {
+      sql: `(${ownerSql} OR EXISTS (SELECT 1 FROM policies p WHERE p.account_id = ${a}
+        AND ((p.principal_type = 'user' AND p.principal_id = ${u}) OR (p.principal_type = 'role' AND p.principal_id = ANY(${r})))
+        AND (${alternatives.join(' OR ')})))`,
+      params,
     };
   }
 }

@@ -143,3 +143,40 @@ export const BUILT_IN_ROLE_NAMES = BUILT_IN_ROLES.map((r) => r.name);
 export function builtInRoleActions(names: readonly string[]): Action[] {
   return BUILT_IN_ROLES.filter((r) => names.includes(r.name)).flatMap((r) => r.actions);
 }
+
+/** Object types whose read, edit and manage actions line up level by level. */
+export type ContentType = 'Folder' | 'Workbook' | 'Report';
+
+const CONTENT_LEVELS: Record<ContentType, readonly [Action, Action, Action]> = {
+  Folder: [Action.FolderRead, Action.FolderEdit, Action.FolderManage],
+  Workbook: [Action.WorkbookRead, Action.WorkbookEdit, Action.WorkbookManage],
+  Report: [Action.ReportRead, Action.ReportEdit, Action.ReportManage],
+};
+
+/** The read, edit and manage actions of a content type. */
+export function contentActions(type: ContentType): readonly [Action, Action, Action] {
+  return CONTENT_LEVELS[type];
+}
+
+/**
+ * What a grant of `held` (expanded) on a container of type `from` gives the content of type
+ * `to` inside it: the actions themselves (a `ReportRead` grant on a folder covers the reports in
+ * it) plus the same level of the content's own type (`FolderEdit` on a folder is `ReportEdit`
+ * on its reports).
+ */
+export function inheritedActions(from: string, to: string, held: ReadonlySet<Action>): Set<Action> {
+  const out = new Set(held);
+  const source = CONTENT_LEVELS[from as ContentType];
+  const target = CONTENT_LEVELS[to as ContentType];
+  if (source && target && from !== to) {
+    source.forEach((a, level) => {
+      if (held.has(a)) for (const b of expandActions([target[level]])) out.add(b);
+    });
+  }
+  return out;
+}
+
+/** Every action that, granted on a `from` container, gives `action` on `to` content inside it. */
+export function actionsGrantingThrough(from: string, to: string, action: Action): Action[] {
+  return ALL_ACTIONS.filter((a) => inheritedActions(from, to, expandActions([a])).has(action));
+}

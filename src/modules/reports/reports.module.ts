@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ReportPlacement } from './entities/report-placement.entity.js';
+import { ReportView } from './entities/report-view.entity.js';
+import { Report } from './entities/report.entity.js';
+import { ReportsService } from './reports.service.js';
+
+/** Reports and their placements in spreadsheets. */
+@Module({
+  imports: [TypeOrmModule.forFeature([Report, ReportPlacement, ReportView])],
+  providers: [ReportsService],
+  exports: [ReportsService],
+})
+export class ReportsModule {}

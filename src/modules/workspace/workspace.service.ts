@@ -1,0 +1,5 @@
+import { Injectable } from '@nestjs/common';
+
+/** Placeholder until the workspace endpoints land. */
+@Injectable()
+export class WorkspaceService {}
