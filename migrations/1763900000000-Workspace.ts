@@ -9,14 +9,14 @@ export class Workspace1763900000000 implements MigrationInterface {
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(
-      `CREATE TABLE "folders" ("id" SERIAL NOT NULL, "account_id" integer NOT NULL, "deployment_id" integer NOT NULL, "parent_id" integer, "ancestor_ids" integer array NOT NULL DEFAULT '{}', "name" character varying(255) NOT NULL, "position" integer NOT NULL DEFAULT '0', "user_id" integer NOT NULL, "created_by" integer NOT NULL, "updated_by" integer, "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), "updated_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "ck_folders_depth" CHECK (cardinality(ancestor_ids) < 32), CONSTRAINT "PK_8578bd31b0e7f6d6c2480dbbca8" PRIMARY KEY ("id"))`,
+      `CREATE TABLE "folders" ("id" SERIAL NOT NULL, "account_id" integer NOT NULL, "deployment_id" integer NOT NULL, "parent_id" integer, "ancestor_ids" integer array NOT NULL DEFAULT '{}', "name" character varying(255) NOT NULL, "position" integer NOT NULL DEFAULT '0', "user_id" integer NOT NULL, "created_by" integer NOT NULL, "updated_by" integer, "created_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL DEFAULT now(), "updated_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "ck_folders_depth" CHECK (cardinality(ancestor_ids) < 32), CONSTRAINT "PK_8578bd31b0e7f6d6c2480dbbca8" PRIMARY KEY ("id"))`,
     );
     await queryRunner.query(`CREATE INDEX "ix_folders_ancestors" ON "folders" USING gin ("ancestor_ids")`);
     await queryRunner.query(
       `CREATE INDEX "ix_folders_parent" ON "folders" ("deployment_id", "parent_id", "position", "id")`,
     );
     await queryRunner.query(
-      `CREATE TABLE "workbooks" ("id" SERIAL NOT NULL, "account_id" integer NOT NULL, "deployment_id" integer NOT NULL, "folder_id" integer, "name" character varying(255) NOT NULL, "slug" character varying(255), "meta" jsonb NOT NULL DEFAULT '{}', "calculated_fields" jsonb NOT NULL DEFAULT '{}', "dashboard_draft" jsonb, "user_id" integer NOT NULL, "created_by" integer NOT NULL, "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), "updated_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "PK_984f720e2c516b1e34a2f2705b0" PRIMARY KEY ("id"))`,
+      `CREATE TABLE "workbooks" ("id" SERIAL NOT NULL, "account_id" integer NOT NULL, "deployment_id" integer NOT NULL, "folder_id" integer, "name" character varying(255) NOT NULL, "slug" character varying(255), "meta" jsonb NOT NULL DEFAULT '{}', "calculated_fields" jsonb NOT NULL DEFAULT '{}', "dashboard_draft" jsonb, "user_id" integer NOT NULL, "created_by" integer NOT NULL, "created_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL DEFAULT now(), "updated_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "PK_984f720e2c516b1e34a2f2705b0" PRIMARY KEY ("id"))`,
     );
     await queryRunner.query(
       `CREATE UNIQUE INDEX "uq_workbooks_slug" ON "workbooks" ("deployment_id", "slug") WHERE slug IS NOT NULL`,
@@ -26,7 +26,7 @@ export class Workspace1763900000000 implements MigrationInterface {
       `CREATE INDEX "ix_workbooks_folder" ON "workbooks" ("deployment_id", "folder_id", "id")`,
     );
     await queryRunner.query(
-      `CREATE TABLE "reports" ("id" SERIAL NOT NULL, "account_id" integer NOT NULL, "deployment_id" integer NOT NULL, "public_id" character varying(12), "folder_id" integer, "workbook_id" integer, "name" character varying(255) NOT NULL, "title" character varying(255), "description" text, "json_query" text, "sql_query" text, "meta" jsonb, "pivot_items" jsonb, "source" character varying(16), "version" integer NOT NULL DEFAULT '1', "user_id" integer NOT NULL, "created_by" integer NOT NULL, "refreshed_by" integer, "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), "updated_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "PK_d9013193989303580053c0b5ef6" PRIMARY KEY ("id"))`,
+      `CREATE TABLE "reports" ("id" SERIAL NOT NULL, "account_id" integer NOT NULL, "deployment_id" integer NOT NULL, "public_id" character varying(12), "folder_id" integer, "workbook_id" integer, "name" character varying(255) NOT NULL, "title" character varying(255), "description" text, "json_query" text, "sql_query" text, "meta" jsonb, "pivot_items" jsonb, "source" character varying(16), "version" integer NOT NULL DEFAULT '1', "user_id" integer NOT NULL, "created_by" integer NOT NULL, "refreshed_by" integer, "created_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL DEFAULT now(), "updated_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "PK_d9013193989303580053c0b5ef6" PRIMARY KEY ("id"))`,
     );
     await queryRunner.query(
       `CREATE UNIQUE INDEX "uq_reports_public_id" ON "reports" ("account_id", "public_id") WHERE public_id IS NOT NULL`,

@@ -20,7 +20,7 @@ interface TokenRow {
  * One query resolves a token to its user, the user's roles and the actions they carry.
  * Revoked, expired and deactivated credentials resolve to nothing.
  */
-const TOKEN_SQL = `
+export const TOKEN_SQL = `
 WITH k AS (
   SELECT k.id, k.last_used_at, k.user_id
   FROM api_keys k

@@ -3,12 +3,15 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { ReportPlacement } from './entities/report-placement.entity.js';
 import { ReportView } from './entities/report-view.entity.js';
 import { Report } from './entities/report.entity.js';
+import { PlacementsService } from './placements.service.js';
+import { ReportsController } from './reports.controller.js';
 import { ReportsService } from './reports.service.js';
 
 /** Reports and their placements in spreadsheets. */
 @Module({
   imports: [TypeOrmModule.forFeature([Report, ReportPlacement, ReportView])],
-  providers: [ReportsService],
+  controllers: [ReportsController],
+  providers: [ReportsService, PlacementsService],
   exports: [ReportsService],
 })
 export class ReportsModule {}

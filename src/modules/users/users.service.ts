@@ -209,6 +209,14 @@ export class UsersService {
         `DELETE FROM policies WHERE account_id = $1 AND principal_type = 'user' AND principal_id = $2`,
         [actor.accountId, id],
       );
+      // Workspace content outlives its owner: the admin who deletes the user takes it over.
+      for (const table of ['folders', 'workbooks', 'reports']) {
+        await manager.query(`UPDATE ${table} SET user_id = $3 WHERE account_id = $1 AND user_id = $2`, [
+          actor.accountId,
+          id,
+          actor.userId,
+        ]);
+      }
       await manager.query(`DELETE FROM users WHERE account_id = $1 AND id = $2`, [actor.accountId, id]);
     });
   }

@@ -91,7 +91,7 @@ export class Report {
   @JoinColumn({ name: 'refreshed_by', foreignKeyConstraintName: 'fk_reports_refreshed_by' })
   refreshedByUser?: Relation<User>;
 
-  @CreateDateColumn({ type: 'timestamptz' }) createdAt: Date;
+  @CreateDateColumn({ type: 'timestamptz', precision: 3 }) createdAt: Date;
 
-  @UpdateDateColumn({ type: 'timestamptz' }) updatedAt: Date;
+  @UpdateDateColumn({ type: 'timestamptz', precision: 3 }) updatedAt: Date;
 }

@@ -62,7 +62,7 @@ export class Folder {
 
   @Column({ type: 'integer', nullable: true }) updatedBy: number | null;
 
-  @CreateDateColumn({ type: 'timestamptz' }) createdAt: Date;
+  @CreateDateColumn({ type: 'timestamptz', precision: 3 }) createdAt: Date;
 
-  @UpdateDateColumn({ type: 'timestamptz' }) updatedAt: Date;
+  @UpdateDateColumn({ type: 'timestamptz', precision: 3 }) updatedAt: Date;
 }

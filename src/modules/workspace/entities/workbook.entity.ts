@@ -63,7 +63,7 @@ export class Workbook {
 
   @Column({ type: 'integer' }) createdBy: number;
 
-  @CreateDateColumn({ type: 'timestamptz' }) createdAt: Date;
+  @CreateDateColumn({ type: 'timestamptz', precision: 3 }) createdAt: Date;
 
-  @UpdateDateColumn({ type: 'timestamptz' }) updatedAt: Date;
+  @UpdateDateColumn({ type: 'timestamptz', precision: 3 }) updatedAt: Date;
 }

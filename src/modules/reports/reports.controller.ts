@@ -1,0 +1,200 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Action } from '../../core/auth/action.js';
+import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { IdParam } from '../../core/http/id.pipe.js';
+import {
+  ConnectReportDto,
+  CreateReportDto,
+  DisconnectReportDto,
+  RefreshReportDto,
+  ReportDeletedDto,
+  ReportDto,
+  ReportsListDto,
+  ReportsQueryDto,
+  UpdateReportDto,
+} from './dto/report.dto.js';
+import { PlacementsService } from './placements.service.js';
+import { ReportsService } from './reports.service.js';
+
+const PLACEMENT_RULES =
+  'Needs only read access to the report. The report definition, version and updatedAt never change.';
+
+@ApiTags('Reports')
+@Controller('api/v1/deployments/:deploymentId/reports')
+export class ReportsController {
+  constructor(
+    private readonly reports: ReportsService,
+    private readonly placements: PlacementsService,
+  ) {}
+
+  @Get()
+  @RequireObjectAction(Action.ReportRead)
+  @ApiOperation({
+    summary: 'List the reports the caller can read',
+    description:
+      'Cursor pagination (first/after) or the legacy limit/page, not both. Sorting by lastViewedAt ' +
+      '(the caller’s own views) has no cursor: use limit/page with it.',
+  })
+  @ApiOkResponse({ type: ReportsListDto })
+  @ApiErrors(400, 404)
+  getReports(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @Query() query: ReportsQueryDto,
+  ): Promise<ReportsListDto> {
+    return this.reports.list(actor, deploymentId, query);
+  }
+
+  @Post()
+  @HttpCode(200)
+  @RequireObjectAction(Action.ReportEdit)
+  @ApiOperation({
+    summary: 'Create a report',
+    description:
+      'At the root it needs ReportEdit; in a folder, FolderEdit on it; in a workbook, WorkbookEdit on it. ' +
+      'publicId is optional (12 letters or digits); ids shaped like R plus 11 digits are reserved.',
+  })
+  @ApiOkResponse({ type: ReportDto })
+  @ApiErrors(400, 404, 409)
+  createReport(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @Body() dto: CreateReportDto,
+  ): Promise<ReportDto> {
+    return this.reports.create(actor, deploymentId, dto);
+  }
+
+  @Put('by-public-id/:publicId')
+  @RequireObjectAction(Action.ReportEdit)
+  @ApiOperation({
+    summary: 'Create or update a report by its public id',
+    description:
+      'Updates the report with this publicId (ReportEdit on it) or creates one. source is kept from creation. ' +
+      '409 public_id_in_other_deployment: the id belongs to another deployment (permanent); ' +
+      '409 upsert_branch_changed: a parallel request created it first (retry).',
+  })
+  @ApiParam({ name: 'publicId', schema: { type: 'string', pattern: '^[0-9A-Za-z]{12}$' } })
+  @ApiOkResponse({ type: ReportDto })
+  @ApiErrors(400, 404, 409)
+  upsertReportByPublicId(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @Param('publicId') publicId: string,
+    @Body() dto: CreateReportDto,
+  ): Promise<ReportDto> {
+    return this.reports.upsertByPublicId(actor, deploymentId, publicId, dto);
+  }
+
+  @Get(':reportId')
+  @RequireObjectAction(Action.ReportRead)
+  @ApiOperation({ summary: 'Get a report', description: 'Also records the caller’s view (lastViewedAt).' })
+  @ApiOkResponse({ type: ReportDto })
+  @ApiErrors(400, 404)
+  getReport(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @IdParam('reportId') reportId: number,
+  ): Promise<ReportDto> {
+    return this.reports.get(actor, deploymentId, reportId);
+  }
+
+  @Put(':reportId')
+  @RequireObjectAction(Action.ReportEdit)
+  @ApiOperation({
+    summary: 'Update a report',
+    description:
+      'Only the fields sent change; version increases. With expectedVersion, a report changed meanwhile is a 409. ' +
+      'publicId is write-once. Changing folderId also needs ReportManage and FolderEdit on the destination.',
+  })
+  @ApiOkResponse({ type: ReportDto })
+  @ApiErrors(400, 404, 409)
+  updateReport(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @IdParam('reportId') reportId: number,
+    @Body() dto: UpdateReportDto,
+  ): Promise<ReportDto> {
+    return this.reports.update(actor, deploymentId, reportId, dto);
+  }
+
+  @Delete(':reportId')
+  @RequireObjectAction(Action.ReportManage)
+  @ApiOperation({ summary: 'Delete a report with its placements' })
+  @ApiOkResponse({ type: ReportDeletedDto })
+  @ApiErrors(400, 404)
+  async deleteReport(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @IdParam('reportId') reportId: number,
+  ): Promise<ReportDeletedDto> {
+    await this.reports.remove(actor, deploymentId, reportId);
+    return { success: true };
+  }
+
+  @Put(':reportId/connect-workbook')
+  @RequireObjectAction(Action.ReportRead)
+  @ApiOperation({
+    summary: 'Connect a report to a spot in the caller’s spreadsheet',
+    description:
+      'An upsert of one placement: the same placementId, or the same spreadsheet, sheet and anchor, updates ' +
+      'that placement; otherwise a new one is recorded with a new id. ' +
+      PLACEMENT_RULES,
+  })
+  @ApiOkResponse({ type: ReportDto })
+  @ApiErrors(400, 404)
+  connectReportToWorkbook(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @IdParam('reportId') reportId: number,
+    @Body() dto: ConnectReportDto,
+  ): Promise<ReportDto> {
+    return this.placements.connect(actor, deploymentId, reportId, dto);
+  }
+
+  @Delete(':reportId/connect-workbook')
+  @RequireObjectAction(Action.ReportRead)
+  @ApiOperation({
+    summary: 'Disconnect a report from one spot in a spreadsheet',
+    description:
+      'Removes exactly one placement, addressed by placementId, or by externalWorkbookId with sheetName and ' +
+      'anchorCell (or a resultLocation naming both). sheetId alone addresses nothing; sent with a name it ' +
+      'narrows: a placement stored under another sheet id is not matched. A target that matches nothing ' +
+      'answers 200 and changes nothing. ' +
+      PLACEMENT_RULES,
+  })
+  @ApiBody({ type: DisconnectReportDto, required: false })
+  @ApiOkResponse({ type: ReportDto })
+  @ApiErrors(400, 404)
+  disconnectReportFromWorkbook(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @IdParam('reportId') reportId: number,
+    @Body() dto: DisconnectReportDto,
+  ): Promise<ReportDto> {
+    return this.placements.disconnect(actor, deploymentId, reportId, dto ?? {});
+  }
+
+  @Put(':reportId/refresh')
+  @RequireObjectAction(Action.ReportRead)
+  @ApiOperation({
+    summary: 'Record a refresh of one placement',
+    description:
+      'Addresses the placement as disconnect does and records when and by whom it was refreshed. A target ' +
+      'that matches nothing answers 200 and changes nothing. ' +
+      PLACEMENT_RULES,
+  })
+  @ApiBody({ type: RefreshReportDto, required: false })
+  @ApiOkResponse({ type: ReportDto })
+  @ApiErrors(400, 404)
+  refreshReport(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @IdParam('reportId') reportId: number,
+    @Body() dto: RefreshReportDto,
+  ): Promise<ReportDto> {
+    return this.placements.refresh(actor, deploymentId, reportId, dto ?? {});
+  }
+}
