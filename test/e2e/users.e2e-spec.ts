@@ -615,6 +615,25 @@ describe('users', () => {
       expectErrorShape(again.body, 404, 'user_not_found');
     });
 
+    it("hands the deleted user's workspace content to the admin who deletes them", async () => {
+      const author = await newUser(t, t.admin, { defaultRoles: ['Explorer'] });
+      const deployment = await t
+        .http()
+        .post('/build/api/v1/deployments')
+        .set(asAdmin())
+        .send(deploymentInput({ name: 'Authored' }));
+      const base = `/api/v1/deployments/${deployment.body.id}/reports`;
+      const report = await t.http().post(base).set(bearer(author.token)).send({ name: 'Theirs' });
+      expect(report.status).toBe(200);
+      expect(report.body.userId).toBe(author.userId);
+      const res = await t.http().delete(`/api/v1/users/${author.userId}`).set(asAdmin());
+      expect(res.status).toBe(200);
+      const after = await t.http().get(`${base}/${report.body.id}`).set(asAdmin());
+      expect(after.status).toBe(200);
+      expect(after.body.userId).toBe(t.admin.userId);
+      expect(after.body.user.email).toBe(t.admin.email);
+    });
+
     it("removes the deleted user's direct grants and role assignments", async () => {
       const victim = await newUser(t, t.admin, { defaultRoles: [] });
       const grant = await t
