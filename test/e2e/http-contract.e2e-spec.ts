@@ -63,7 +63,7 @@ describe('HTTP contract', () => {
       .http()
       .put(`/api/v1/users/${t.admin.userId}/policies`)
       .set(bearer(t.admin.token))
-      .send({ policies: [{ resourceType: 'Report', actions: ['ReportRead'], resources: ['1'] }] });
+      .send({ policies: [{ resourceType: 'ChatThread', actions: ['ChatThreadRead'], resources: ['1'] }] });
     expect(res.status).toBe(400);
     expectErrorShape(res.body, 400, 'unsupported_resource_type');
   });

@@ -2,6 +2,7 @@ import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/com
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
+import { isContentAction } from './action.js';
 import { coreError } from '../http/api-error.js';
 import { ACCESS_METADATA, type AccessRule } from './access.decorators.js';
 import type { Principal } from './principal.js';
@@ -44,7 +45,9 @@ export class AccessGuard extends AuthGuard('bearer') implements CanActivate {
     const principal = req.principal!;
     if (rule.kind === 'authenticated') return true;
     const held = (a: (typeof rule.actions)[number]) =>
-      principal.actions.has(a) || (rule.kind === 'object' && principal.objectActions.has(a));
+      principal.actions.has(a) ||
+      (rule.kind === 'object' &&
+        (principal.objectActions.has(a) || (isContentAction(a) && holdsContentAccess(principal))));
     const missing = rule.actions.filter((a) => !held(a));
     if (missing.length > 0) {
       throw coreError('forbidden', `This operation requires the ${missing.join(', ')} action`);
@@ -57,4 +60,16 @@ export class AccessGuard extends AuthGuard('bearer') implements CanActivate {
     if (!user) throw coreError('unauthorized', 'The token is unknown, expired or revoked');
     return user;
   }
+}
+
+/**
+ * Workspace content is reached through grants on folders and workbooks and through ownership,
+ * so for its actions the route lets through anyone holding some workspace action and the
+ * service decides on the object itself (404 unreadable, 403 readable but not allowed).
+ */
+function holdsContentAccess(principal: Principal): boolean {
+  for (const set of [principal.actions, principal.objectActions]) {
+    for (const a of set) if (isContentAction(a)) return true;
+  }
+  return false;
 }

@@ -79,7 +79,7 @@ export class AccessService {
     const granted = new Map<number, Set<Action>>();
     for (const [id, chain] of existing) {
       const owned = chain[0]?.ownerId === principal.userId && type !== 'Deployment';
-      granted.set(id, owned ? expandActions([contentActions(type as ContentType)[2]]) : new Set());
+      granted.set(id, owned ? expandActions([contentActions(type)[2]]) : new Set());
     }
     if (existing.size === 0 || principal.isAdmin) return new AccessMap(principal.actions, granted);
 

@@ -180,3 +180,10 @@ export function inheritedActions(from: string, to: string, held: ReadonlySet<Act
 export function actionsGrantingThrough(from: string, to: string, action: Action): Action[] {
   return ALL_ACTIONS.filter((a) => inheritedActions(from, to, expandActions([a])).has(action));
 }
+
+const CONTENT_ACTIONS: ReadonlySet<Action> = new Set(Object.values(CONTENT_LEVELS).flat());
+
+/** Whether `action` is a Folder, Workbook or Report action. */
+export function isContentAction(action: Action): boolean {
+  return CONTENT_ACTIONS.has(action);
+}

@@ -37,7 +37,7 @@ export class PoliciesService {
       ) {
         throw usersError(
           'unsupported_resource_type',
-          `resourceType ${p.resourceType} is not supported for grants yet; use Global or Deployment`,
+          `resourceType ${p.resourceType} is not supported for grants yet; use Global, Deployment, Folder, Workbook or Report`,
         );
       }
       if (p.resourceType === 'Global') {

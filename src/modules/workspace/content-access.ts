@@ -38,7 +38,7 @@ export class ContentAccess implements OnModuleInit {
         return new Map(
           rows.map((r) => [
             r.id,
-            [{ type: 'Folder', id: r.id, ownerId: r.ownerId } as ResourceRef, ...folderRefs(r.chain)],
+            [{ type: 'Folder', id: r.id, ownerId: r.ownerId }, ...folderRefs(r.chain)],
           ]),
         );
       },
@@ -54,7 +54,7 @@ export class ContentAccess implements OnModuleInit {
         return new Map(
           rows.map((r) => [
             r.id,
-            [{ type: 'Workbook', id: r.id, ownerId: r.ownerId } as ResourceRef, ...folderRefs(r.chain)],
+            [{ type: 'Workbook', id: r.id, ownerId: r.ownerId }, ...folderRefs(r.chain)],
           ]),
         );
       },
@@ -71,7 +71,7 @@ export class ContentAccess implements OnModuleInit {
           rows.map((r) => [
             r.id,
             [
-              { type: 'Report', id: r.id, ownerId: r.ownerId } as ResourceRef,
+              { type: 'Report', id: r.id, ownerId: r.ownerId },
               ...(r.workbookId ? [{ type: 'Workbook', id: r.workbookId } as ResourceRef] : []),
               ...folderRefs(r.chain),
             ],

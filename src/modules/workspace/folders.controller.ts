@@ -1,8 +1,113 @@
-import { Controller } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Action } from '../../core/auth/action.js';
+import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { IdParam } from '../../core/http/id.pipe.js';
+import { MAX_FOLDER_DEPTH } from './content.sql.js';
+import {
+  CreateFolderDto,
+  FolderDto,
+  FoldersListDto,
+  FoldersQueryDto,
+  UpdateFolderDto,
+} from './dto/folder.dto.js';
 import { FoldersService } from './folders.service.js';
 
-/** Placeholder until the folders endpoints land. */
+@ApiTags('Folders')
 @Controller('api/v1/deployments/:deploymentId')
 export class FoldersController {
-  constructor(readonly service: FoldersService) {}
+  constructor(private readonly folders: FoldersService) {}
+
+  @Get('folders')
+  @RequireObjectAction(Action.FolderRead)
+  @ApiOperation({
+    summary: 'List one level of folders',
+    description:
+      'The folders at the root, or the direct sub-folders of `parentId`, ordered by position then id. ' +
+      'Only folders the caller can read: held account-wide, owned, or granted on the folder or a folder above it.',
+  })
+  @ApiOkResponse({ type: FoldersListDto })
+  @ApiErrors(400, 404)
+  getFolders(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @Query() query: FoldersQueryDto,
+  ): Promise<FoldersListDto> {
+    return this.folders.list(actor, deploymentId, query);
+  }
+
+  @Post('folders')
+  @HttpCode(200)
+  @RequireObjectAction(Action.FolderEdit)
+  @ApiOperation({
+    summary: 'Create a folder',
+    description:
+      'At the root this needs FolderEdit account-wide; inside `parentId`, FolderEdit on that folder. ' +
+      `Folders nest at most ${MAX_FOLDER_DEPTH} levels deep (a root folder is level 1); deeper is a 400. ` +
+      'The caller owns the new folder.',
+  })
+  @ApiOkResponse({ type: FolderDto })
+  @ApiErrors(400, 404)
+  createFolder(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @Body() dto: CreateFolderDto,
+  ): Promise<FolderDto> {
+    return this.folders.create(actor, deploymentId, dto);
+  }
+
+  @Put('folders/:folderId')
+  @RequireObjectAction(Action.FolderEdit)
+  @ApiOperation({
+    summary: 'Rename or reorder a folder',
+    description:
+      'Changes only the fields sent. Moving to another parent is POST /workspace/move with type FOLDER.',
+  })
+  @ApiOkResponse({ type: FolderDto })
+  @ApiErrors(400, 404)
+  updateFolder(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @IdParam('folderId') folderId: number,
+    @Body() dto: UpdateFolderDto,
+  ): Promise<FolderDto> {
+    return this.folders.update(actor, deploymentId, folderId, dto);
+  }
+
+  @Delete('folders/:folderId')
+  @HttpCode(204)
+  @RequireObjectAction(Action.FolderManage)
+  @ApiOperation({
+    summary: 'Delete an empty folder',
+    description:
+      'Refused with 400 (`folder_not_empty`) while the folder has sub-folders. Workbooks and reports ' +
+      'directly inside it are kept and return to the root; grants on the folder are removed.',
+  })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiErrors(400, 404)
+  async deleteFolder(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @IdParam('folderId') folderId: number,
+  ): Promise<void> {
+    await this.folders.remove(actor, deploymentId, folderId);
+  }
+
+  @Get('folders/:folderId/ancestors')
+  @RequireObjectAction(Action.FolderRead)
+  @ApiOperation({
+    summary: 'The breadcrumb of a folder',
+    description: 'The folders from the root down to this one, the folder itself last.',
+  })
+  @ApiOkResponse({ type: FolderDto, isArray: true })
+  @ApiErrors(400, 404)
+  getFolderAncestors(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @IdParam('folderId') folderId: number,
+  ): Promise<FolderDto[]> {
+    return this.folders.ancestors(actor, deploymentId, folderId);
+  }
 }
