@@ -67,6 +67,15 @@ describe('OpenAPI document and Swagger UI', () => {
     expect(JSON.parse(committed)).toEqual(JSON.parse(JSON.stringify(t.app.get(OpenApiDocument).get())));
   });
 
+  it('resolves every schema reference to a component', () => {
+    const doc = t.app.get(OpenApiDocument).get() as { components: { schemas: Record<string, unknown> } };
+    const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/([^"]*)"/g)].map(
+      (m) => m[1],
+    );
+    expect(refs.length).toBeGreaterThan(0);
+    expect(refs.filter((name) => !(name in doc.components.schemas))).toEqual([]);
+  });
+
   it('serves the Swagger UI at /docs from local assets only', async () => {
     const html = await t.http().get('/docs/');
     expect(html.status).toBe(200);

@@ -38,6 +38,8 @@ const PG_CLIENT_ERRORS: Record<string, [HttpStatus, string, string]> = {
   '22001': [HttpStatus.BAD_REQUEST, 'validation_failed', 'A value is too long'],
   '22003': [HttpStatus.BAD_REQUEST, 'validation_failed', 'A number is out of range'],
   '22P02': [HttpStatus.BAD_REQUEST, 'validation_failed', 'A value has the wrong format'],
+  '22007': [HttpStatus.BAD_REQUEST, 'validation_failed', 'A date or time has the wrong format'],
+  '22008': [HttpStatus.BAD_REQUEST, 'validation_failed', 'A date or time is out of range'],
   '22021': [HttpStatus.BAD_REQUEST, 'invalid_characters', 'A value contains invalid characters'],
   '40001': [HttpStatus.CONFLICT, 'conflict', 'A concurrent change conflicted; retry the request'],
   '40P01': [HttpStatus.CONFLICT, 'conflict', 'A concurrent change conflicted; retry the request'],

@@ -73,6 +73,9 @@ export type Paging =
   | { mode: 'cursor'; first: number; after: CursorValue[] | null }
   | { mode: 'offset'; limit: number; offset: number };
 
+/** The instants cursors carry: ISO 8601 in UTC or with an offset, as `toISOString` writes them. */
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
+
 export function encodeCursor(values: readonly CursorValue[]): string {
   return Buffer.from(JSON.stringify(values), 'utf8').toString('base64url');
 }
@@ -100,7 +103,7 @@ export function decodeCursor(
       const kind = kinds[i];
       if (kind === 'number') return Number.isSafeInteger(v);
       if (typeof v !== 'string' || v.length > 1000 || v.includes('\u0000')) return false;
-      return kind === 'string' || !Number.isNaN(Date.parse(v));
+      return kind === 'string' || (ISO_INSTANT.test(v) && !Number.isNaN(Date.parse(v)));
     });
   if (!ok) throw coreError('invalid_cursor', 'after is not a cursor returned by this list');
   return values as CursorValue[];

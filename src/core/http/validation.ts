@@ -169,7 +169,8 @@ export function NestedField(
   opts: FieldOptions & { isArray?: boolean; maxItems?: number } = {},
 ): PropertyDecorator {
   return applyDecorators(
-    doc(opts, { type, isArray: opts.isArray, maxItems: opts.maxItems }),
+    // Swagger recognises a lazy type by the function's name, `type`, which this property gives it.
+    doc(opts, { type: () => type(), isArray: opts.isArray, maxItems: opts.maxItems }),
     ...presence(opts),
     ...(opts.isArray
       ? [IsArray(), ArrayMaxSize(opts.maxItems ?? 1000)]

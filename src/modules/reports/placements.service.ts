@@ -34,8 +34,9 @@ export class PlacementsService {
     return this.dataSource.transaction(async (m) => {
       const placements = await this.lockPlacements(m, actor, deploymentId, reportId);
       const sheetId = dto.sheetId || null;
+      // The same id is the same placement whatever tab it is on now: connect records the new sheet id.
       const byId = dto.placementId
-        ? findPlacement(placements, { kind: 'id', placementId: dto.placementId, sheetId })
+        ? findPlacement(placements, { kind: 'id', placementId: dto.placementId, sheetId: null })
         : null;
       const match =
         byId ??

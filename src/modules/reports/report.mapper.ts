@@ -32,6 +32,9 @@ export interface ReportRow {
 /** The shape of the ids shown for reports made before stable ids: `R` and the id, 12 characters. */
 const LEGACY_PUBLIC_ID = /^R[0-9]{11}$/;
 
+/** Whether `publicId` has the reserved shape, whichever report (if any) it would stand for. */
+export const isReservedPublicId = (publicId: string): boolean => LEGACY_PUBLIC_ID.test(publicId);
+
 export const legacyPublicId = (id: number): string => `R${String(id).padStart(11, '0')}`;
 
 /** The report id a synthesized public id stands for, or null when `publicId` is not one. */

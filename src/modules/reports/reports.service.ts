@@ -19,7 +19,13 @@ import { likePattern } from '../../core/http/sql.js';
 import { folderChainSql } from '../workspace/content.sql.js';
 import type { CreateReportDto, ReportDto, ReportsQueryDto, UpdateReportDto } from './dto/report.dto.js';
 import { GET_REPORT_SQL, READ_REPORT_SQL, reportSelectSql } from './report.sql.js';
-import { legacyReportId, toReport, type ReportAccess, type ReportRow } from './report.mapper.js';
+import {
+  isReservedPublicId,
+  legacyReportId,
+  toReport,
+  type ReportAccess,
+  type ReportRow,
+} from './report.mapper.js';
 import { reportsError } from './reports.errors.js';
 
 /** Sort columns of the report list; the id breaks ties so the keyset is total. */
@@ -172,7 +178,7 @@ export class ReportsService {
 
   async create(actor: Principal, deploymentId: number, dto: CreateReportDto): Promise<ReportDto> {
     await this.assertDeployment(actor, deploymentId);
-    if (dto.publicId && legacyReportId(dto.publicId) !== null) throw reservedPublicId(dto.publicId);
+    if (dto.publicId && isReservedPublicId(dto.publicId)) throw reservedPublicId(dto.publicId);
     await this.assertPlacementTargets(actor, deploymentId, dto.folderId ?? null, dto.workbookId ?? null);
     if (!dto.folderId && !dto.workbookId && !actor.actions.has(Action.ReportEdit)) {
       throw coreError('forbidden', 'Creating a report at the workspace root requires the ReportEdit action');
@@ -219,7 +225,7 @@ export class ReportsService {
     options: { adoptLegacyPublicId?: boolean } = {},
   ): Promise<ReportDto> {
     const access = await this.assertAccess(actor, reportId, Action.ReportEdit);
-    if (dto.publicId && !options.adoptLegacyPublicId && legacyReportId(dto.publicId) !== null) {
+    if (dto.publicId && !options.adoptLegacyPublicId && isReservedPublicId(dto.publicId)) {
       throw reservedPublicId(dto.publicId);
     }
     if (dto.folderId !== undefined || dto.workbookId !== undefined) {
