@@ -103,7 +103,7 @@ export class ReportsService {
         const cast = sort.kind === 'date' ? '::timestamptz' : '';
         keyset = `(${sort.column}, r.id) ${op} ($${pageParams.push(value)}${cast}, $${pageParams.push(id)}::int)`;
       }
-      cursorOf = (r) => [sort.kind === 'date' ? (r[sort.cursor] as Date).toISOString() : r.name, r.id];
+      cursorOf = (r) => [sort.kind === 'date' ? (r[sort.cursor]).toISOString() : r.name, r.id];
     }
     const offset = paging.mode === 'offset' ? ` OFFSET ${paging.offset}` : '';
     const [rows, [total]] = await Promise.all([
