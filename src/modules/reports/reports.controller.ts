@@ -17,6 +17,7 @@ import {
   UpdateReportDto,
 } from './dto/report.dto.js';
 import { PlacementsService } from './placements.service.js';
+import { ReportListService } from './report-list.service.js';
 import { ReportsService } from './reports.service.js';
 
 const PLACEMENT_RULES =
@@ -27,6 +28,7 @@ const PLACEMENT_RULES =
 export class ReportsController {
   constructor(
     private readonly reports: ReportsService,
+    private readonly reportList: ReportListService,
     private readonly placements: PlacementsService,
   ) {}
 
@@ -45,7 +47,7 @@ export class ReportsController {
     @IdParam('deploymentId') deploymentId: number,
     @Query() query: ReportsQueryDto,
   ): Promise<ReportsListDto> {
-    return this.reports.list(actor, deploymentId, query);
+    return this.reportList.list(actor, deploymentId, query);
   }
 
   @Post()

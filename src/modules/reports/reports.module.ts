@@ -4,6 +4,7 @@ import { ReportPlacement } from './entities/report-placement.entity.js';
 import { ReportView } from './entities/report-view.entity.js';
 import { Report } from './entities/report.entity.js';
 import { PlacementsService } from './placements.service.js';
+import { ReportListService } from './report-list.service.js';
 import { ReportsController } from './reports.controller.js';
 import { ReportsService } from './reports.service.js';
 
@@ -11,7 +12,7 @@ import { ReportsService } from './reports.service.js';
 @Module({
   imports: [TypeOrmModule.forFeature([Report, ReportPlacement, ReportView])],
   controllers: [ReportsController],
-  providers: [ReportsService, PlacementsService],
+  providers: [ReportsService, ReportListService, PlacementsService],
   exports: [ReportsService],
 })
 export class ReportsModule {}

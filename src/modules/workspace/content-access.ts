@@ -1,25 +1,17 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { AccessService, type ResourceRef } from '../../core/auth/access.service.js';
+import { AccessService } from '../../core/auth/access.service.js';
+import { folderRefs } from './content.sql.js';
 
 interface ChainRow {
   id: number;
   ownerId: number;
-  workbookId?: number | null;
   chain: number[] | null;
 }
 
-/** Folders root first; a resource inherits from the nearest folder first. */
-function folderRefs(chain: number[] | null): ResourceRef[] {
-  return (chain ?? [])
-    .filter((id) => id !== null)
-    .reverse()
-    .map((id) => ({ type: 'Folder', id }));
-}
-
 /**
- * Teaches the access service where folders, workbooks and reports live, so grants on a folder
- * reach everything below it and grants on a workbook reach its reports. One query per check.
+ * Teaches the access service where folders and workbooks live, so grants on a folder reach
+ * everything below it (reports register themselves in the reports module). One query per check.
  */
 @Injectable()
 export class ContentAccess implements OnModuleInit {
@@ -36,10 +28,7 @@ export class ContentAccess implements OnModuleInit {
           [accountId, ids],
         );
         return new Map(
-          rows.map((r) => [
-            r.id,
-            [{ type: 'Folder', id: r.id, ownerId: r.ownerId }, ...folderRefs(r.chain)],
-          ]),
+          rows.map((r) => [r.id, [{ type: 'Folder', id: r.id, ownerId: r.ownerId }, ...folderRefs(r.chain)]]),
         );
       },
     });
@@ -55,26 +44,6 @@ export class ContentAccess implements OnModuleInit {
           rows.map((r) => [
             r.id,
             [{ type: 'Workbook', id: r.id, ownerId: r.ownerId }, ...folderRefs(r.chain)],
-          ]),
-        );
-      },
-    });
-    this.access.register('Report', {
-      resolve: async (accountId, ids) => {
-        const rows: ChainRow[] = await this.dataSource.query(
-          `SELECT r.id, r.user_id AS "ownerId", r.workbook_id AS "workbookId", f.ancestor_ids || f.id AS chain
-           FROM reports r LEFT JOIN folders f ON f.id = r.folder_id
-           WHERE r.account_id = $1 AND r.id = ANY($2)`,
-          [accountId, ids],
-        );
-        return new Map(
-          rows.map((r) => [
-            r.id,
-            [
-              { type: 'Report', id: r.id, ownerId: r.ownerId },
-              ...(r.workbookId ? [{ type: 'Workbook', id: r.workbookId } as ResourceRef] : []),
-              ...folderRefs(r.chain),
-            ],
           ]),
         );
       },

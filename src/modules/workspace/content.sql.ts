@@ -3,6 +3,8 @@
  * report is shaped the same way in one query, without a second round trip per relation.
  */
 
+import type { ResourceRef } from '../../core/auth/access.service.js';
+
 /** How deep folders nest: a folder at the root has depth 1. */
 export const MAX_FOLDER_DEPTH = 10;
 
@@ -41,3 +43,14 @@ export interface FolderPathEntry {
 
 export type WorkspaceItemType = 'FOLDER' | 'WORKBOOK' | 'REPORT';
 export const WORKSPACE_ITEM_TYPES: readonly WorkspaceItemType[] = ['FOLDER', 'WORKBOOK', 'REPORT'];
+
+/**
+ * The folders a resource inherits grants from, nearest first, from a folder chain as
+ * {@link folderChainSql} selects it (root first; `{NULL}` without a folder).
+ */
+export function folderRefs(chain: Array<number | null> | null): ResourceRef[] {
+  return (chain ?? [])
+    .filter((id): id is number => id !== null)
+    .reverse()
+    .map((id) => ({ type: 'Folder', id }));
+}
