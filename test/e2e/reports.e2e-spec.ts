@@ -7,6 +7,7 @@ import {
   type Actor,
   type TestApp,
 } from '../support/app.js';
+import { ReportViews } from '../../src/modules/reports/report-views.js';
 import {
   grantRole,
   insertFolder,
@@ -562,11 +563,14 @@ describe('reports', () => {
   describe('GET .../reports/{reportId}', () => {
     it('records the caller’s view in report_views, and a later view moves it forward', async () => {
       const r = await newReport(t, t.admin, deploymentId, { name: 'Viewed' });
-      const views = () =>
-        t.sql<{ user_id: number; last_viewed_at: Date }>(
+      // Views are buffered in memory and written every REPORT_VIEW_FLUSH_MS; write them now.
+      const views = async () => {
+        await t.app.get(ReportViews).flush();
+        return t.sql<{ user_id: number; last_viewed_at: Date }>(
           `SELECT user_id, last_viewed_at FROM report_views WHERE report_id = $1 ORDER BY user_id`,
           [r.id],
         );
+      };
       expect(await views()).toEqual([]);
       expect((await list({ first: 1000 })).status).toBe(200);
       expect(await views()).toEqual([]);
@@ -585,6 +589,7 @@ describe('reports', () => {
       const elsewhere = await newReport(t, t.admin, otherDeploymentId, { name: 'Elsewhere' });
       const res = await get(elsewhere.id);
       expect(res.status).toBe(404);
+      await t.app.get(ReportViews).flush();
       expect(await t.sql(`SELECT 1 FROM report_views WHERE report_id = $1`, [elsewhere.id])).toEqual([]);
     });
   });

@@ -49,6 +49,7 @@ export const ENV_KEYS = [
   'RUN_JOBS_IN_PROCESS',
   'QUEUE_ENQUEUE_TIMEOUT_MS',
   'OUTBOX_RELAY_INTERVAL_MS',
+  'REPORT_VIEW_FLUSH_MS',
   'TLS_CERT_FILE',
   'TLS_KEY_FILE',
   'TRUST_PROXY',
@@ -75,6 +76,8 @@ export class AppConfig {
   readonly http: HttpConfig;
   readonly logLevel: string;
   readonly deploymentDomain: string;
+  /** How often report views (lastViewedAt) buffered in memory are written, in ms. */
+  readonly reportViewFlushMs: number;
   readonly bootstrap: { account: string; email: string };
 
   constructor(
@@ -121,6 +124,7 @@ export class AppConfig {
     };
     this.logLevel = env.LOG_LEVEL ?? (role === 'cli' ? 'silent' : this.env === 'test' ? 'warn' : 'info');
     this.deploymentDomain = env.DEPLOYMENT_DOMAIN ?? 'platform.localhost';
+    this.reportViewFlushMs = env.REPORT_VIEW_FLUSH_MS ?? 1000;
     this.bootstrap = {
       account: env.BOOTSTRAP_ACCOUNT ?? 'default',
       email: env.BOOTSTRAP_EMAIL ?? 'admin@example.com',

@@ -37,6 +37,7 @@ export class EnvSchema {
   @IsOptional() @Transform(toBool) @IsBoolean() RUN_JOBS_IN_PROCESS?: boolean;
   @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(30000) QUEUE_ENQUEUE_TIMEOUT_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(600000) OUTBOX_RELAY_INTERVAL_MS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(10) @Max(60000) REPORT_VIEW_FLUSH_MS?: number;
 
   @IsOptional() @IsString() TLS_CERT_FILE?: string;
   @IsOptional() @IsString() TLS_KEY_FILE?: string;

@@ -21,6 +21,7 @@ import type { ReportDto, ReportsQueryDto } from './dto/report.dto.js';
 import { reportSelectSql } from './report.sql.js';
 import { toReport, type ReportRow } from './report.mapper.js';
 import { reportsError } from './reports.errors.js';
+import { ReportViews } from './report-views.js';
 import { ReportsService } from './reports.service.js';
 
 /** Sort columns of the report list; the id breaks ties so the keyset is total. */
@@ -40,6 +41,7 @@ export class ReportListService {
     private readonly dataSource: DataSource,
     private readonly access: AccessService,
     private readonly reports: ReportsService,
+    private readonly views: ReportViews,
   ) {}
 
   async list(actor: Principal, deploymentId: number, query: ReportsQueryDto): Promise<LegacyPage<ReportDto>> {
@@ -48,7 +50,9 @@ export class ReportListService {
     const direction = query.sortDirection ?? (sortBy === 'name' ? 'ASC' : 'DESC');
     const params: unknown[] = [actor.accountId, deploymentId];
     const add = (v: unknown) => `$${params.push(v)}`;
-    let filter = 'r.account_id = $1 AND r.deployment_id = $2';
+    // The count checks that the deployment is the caller's; its rows need no account filter, so a
+    // count over the deployment stays an index-only scan.
+    let filter = 'r.deployment_id = $2';
     if (query.folderId !== undefined) filter += ` AND r.folder_id = ${add(query.folderId)}`;
     if (query.workbookId !== undefined) filter += ` AND r.workbook_id = ${add(query.workbookId)}`;
     if (query.externalWorkbookId !== undefined) {
@@ -71,6 +75,8 @@ export class ReportListService {
     let order: string;
     let cursorOf: (r: ReportRow) => CursorValue[];
     if (sortBy === 'lastViewedAt') {
+      // The caller's own latest views count: write what this process still buffers first.
+      await this.views.flush();
       const viewer = `$${pageParams.push(actor.userId)}`;
       order = `(SELECT v.last_viewed_at FROM report_views v WHERE v.report_id = r.id AND v.user_id = ${viewer})
         ${direction} NULLS LAST, r.id ${direction}`;
@@ -90,14 +96,17 @@ export class ReportListService {
     const [rows, [total]] = await Promise.all([
       queryRows<ReportRow>(
         this.dataSource,
-        reportSelectSql(`${filter} AND ${keyset}`, `ORDER BY ${order} LIMIT ${fetchLimit(paging)}${offset}`),
+        reportSelectSql(
+          `r.account_id = $1 AND ${filter} AND ${keyset}`,
+          `ORDER BY ${order} LIMIT ${fetchLimit(paging)}${offset}`,
+        ),
         pageParams,
       ),
       queryRows<{ n: number; deploymentExists: boolean }>(
         this.dataSource,
         `SELECT count(*)::int AS n,
            EXISTS (SELECT 1 FROM deployments d WHERE d.id = $2 AND d.account_id = $1) AS "deploymentExists"
-         FROM reports r LEFT JOIN folders f ON f.id = r.folder_id WHERE ${filter}`,
+         FROM reports r ${scope.sql === 'TRUE' ? '' : 'LEFT JOIN folders f ON f.id = r.folder_id'} WHERE ${filter}`,
         params,
       ),
     ]);

@@ -6,8 +6,8 @@ import { folderChainSql, folderPathSql, isoSql, ownerSql } from '../workspace/co
  * placements and the custom roles with access, in a single round trip. `where` filters `r`;
  * `tail` adds ORDER BY and LIMIT. The bench baseline runs this very text.
  */
-export function reportSelectSql(where: string, tail = '', prefix = ''): string {
-  return `${prefix}
+export function reportSelectSql(where: string, tail = ''): string {
+  return `
 SELECT r.id, r.public_id AS "publicId", r.deployment_id AS "deploymentId", r.user_id AS "userId",
   ${ownerSql('o')} AS "user", ${ownerSql('rb')} AS "refreshedByUser",
   r.name, r.created_at AS "createdAt", r.updated_at AS "updatedAt", r.created_by AS "createdBy",
@@ -22,13 +22,12 @@ SELECT r.id, r.public_id AS "publicId", r.deployment_id AS "deploymentId", r.use
       'refreshedAt', ${isoSql('p.refreshed_at')}, 'refreshedByUserId', p.refreshed_by_user_id) ORDER BY p.row_id)
    FROM report_placements p WHERE p.report_id = r.id) AS placements,
   (SELECT json_agg(json_build_object('id', ra.id, 'name', ra.name, 'actions', ra.actions) ORDER BY ra.id)
-   FROM (SELECT ro.id, ro.name, array_agg(DISTINCT pol.action ORDER BY pol.action) AS actions
-         FROM policies pol JOIN roles ro ON ro.id = pol.principal_id
-         WHERE pol.account_id = r.account_id AND pol.principal_type = 'role'
-           AND ((pol.resource_type = 'Global' AND pol.action = ANY('{${GLOBAL_REPORT_ACTIONS}}'))
-             OR (pol.resource_type = 'Report' AND pol.resource_id = r.id::text AND pol.action = ANY('{${GLOBAL_REPORT_ACTIONS}}'))
-             OR (pol.resource_type = 'Workbook' AND pol.resource_id = r.workbook_id::text AND pol.action = ANY('{${WORKBOOK_REPORT_ACTIONS}}'))
-             OR (pol.resource_type = 'Folder' AND pol.resource_id = ANY(${folderChainSql('f')}::text[]) AND pol.action = ANY('{${FOLDER_REPORT_ACTIONS}}')))
+   FROM (SELECT ro.id, ro.name, array_agg(DISTINCT g.action ORDER BY g.action) AS actions
+         FROM (${grantsOn("'Global'", "'*'", GLOBAL_REPORT_ACTIONS)}
+               UNION ALL ${grantsOn("'Report'", 'r.id::text', GLOBAL_REPORT_ACTIONS)}
+               UNION ALL ${grantsOn("'Workbook'", 'r.workbook_id::text', WORKBOOK_REPORT_ACTIONS)}
+               UNION ALL ${grantsOn("'Folder'", `ANY(${folderChainSql('f')}::text[])`, FOLDER_REPORT_ACTIONS)}) g
+         JOIN roles ro ON ro.id = g.principal_id
          GROUP BY ro.id, ro.name) ra) AS "rolesWithAccess"
 FROM reports r
 JOIN users o ON o.id = r.user_id
@@ -38,26 +37,20 @@ WHERE ${where}
 ${tail}`;
 }
 
+/**
+ * Role grants of `actions` on the resources `id` names (`= x` or `= ANY(...)`), as one branch
+ * that the policies index `(account_id, resource_type, resource_id)` answers.
+ */
+function grantsOn(type: string, id: string, actions: string): string {
+  return `SELECT pol.principal_id, pol.action FROM policies pol
+    WHERE pol.account_id = r.account_id AND pol.resource_type = ${type} AND pol.resource_id = ${id}
+      AND pol.principal_type = 'role' AND pol.action = ANY('{${actions}}')`;
+}
+
 /** Actions that, held on a report (or account-wide), give some access to it. */
 const GLOBAL_REPORT_ACTIONS = actionsGranting(Action.ReportRead).join(',');
 const WORKBOOK_REPORT_ACTIONS = actionsGrantingThrough('Workbook', 'Report', Action.ReportRead).join(',');
 const FOLDER_REPORT_ACTIONS = actionsGrantingThrough('Folder', 'Report', Action.ReportRead).join(',');
 
-const ONE_REPORT = 'r.id = $1 AND r.deployment_id = $2 AND r.account_id = $3';
-
-/**
- * The SQL of GET one report (`$1` report, `$2` deployment, `$3` account, `$4` viewer): records
- * the view and reads the report in one statement. The service and the bench baseline run it.
- */
-export const GET_REPORT_SQL = reportSelectSql(
-  ONE_REPORT,
-  '',
-  `WITH viewed AS (
-  INSERT INTO report_views (report_id, user_id, last_viewed_at)
-  SELECT r.id, $4, now() FROM reports r WHERE ${ONE_REPORT}
-  ON CONFLICT (report_id, user_id) DO UPDATE SET last_viewed_at = excluded.last_viewed_at
-)`,
-);
-
-/** One report without recording a view (`$1` report, `$2` deployment, `$3` account). */
-export const READ_REPORT_SQL = reportSelectSql(ONE_REPORT);
+/** One report (`$1` report, `$2` deployment, `$3` account). */
+export const READ_REPORT_SQL = reportSelectSql('r.id = $1 AND r.deployment_id = $2 AND r.account_id = $3');

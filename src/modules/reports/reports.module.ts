@@ -5,6 +5,7 @@ import { ReportView } from './entities/report-view.entity.js';
 import { Report } from './entities/report.entity.js';
 import { PlacementsService } from './placements.service.js';
 import { ReportListService } from './report-list.service.js';
+import { ReportViews } from './report-views.js';
 import { ReportsController } from './reports.controller.js';
 import { ReportsService } from './reports.service.js';
 
@@ -12,7 +13,7 @@ import { ReportsService } from './reports.service.js';
 @Module({
   imports: [TypeOrmModule.forFeature([Report, ReportPlacement, ReportView])],
   controllers: [ReportsController],
-  providers: [ReportsService, ReportListService, PlacementsService],
+  providers: [ReportsService, ReportListService, PlacementsService, ReportViews],
   exports: [ReportsService],
 })
 export class ReportsModule {}

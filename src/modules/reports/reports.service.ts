@@ -7,7 +7,8 @@ import { queryRows } from '../../core/database/sql.js';
 import { coreError } from '../../core/http/api-error.js';
 import { folderRefs } from '../workspace/content.sql.js';
 import type { CreateReportDto, ReportDto, UpdateReportDto } from './dto/report.dto.js';
-import { GET_REPORT_SQL, READ_REPORT_SQL } from './report.sql.js';
+import { READ_REPORT_SQL } from './report.sql.js';
+import { ReportViews } from './report-views.js';
 import {
   isReservedPublicId,
   legacyReportId,
@@ -41,6 +42,7 @@ export class ReportsService implements OnModuleInit {
   constructor(
     private readonly dataSource: DataSource,
     private readonly access: AccessService,
+    private readonly views: ReportViews,
   ) {}
 
   /** A report inherits grants from its workbook and from every folder above it; owners manage it. */
@@ -76,14 +78,9 @@ export class ReportsService implements OnModuleInit {
   /** Reads a report and records that the caller viewed it. */
   async get(actor: Principal, deploymentId: number, reportId: number): Promise<ReportDto> {
     const access = await this.checkRead(actor, reportId);
-    const rows = await queryRows<ReportRow>(this.dataSource, GET_REPORT_SQL, [
-      reportId,
-      deploymentId,
-      actor.accountId,
-      actor.userId,
-    ]);
-    if (!rows[0]) throw notFound(reportId);
-    return toReport(rows[0], access);
+    const report = await this.read(actor, deploymentId, reportId, access);
+    this.views.record(reportId, actor.userId);
+    return report;
   }
 
   /** Reads a report as it is now, without recording a view. */

@@ -21,12 +21,18 @@ import {
   WorkbooksListDto,
   WorkbooksQueryDto,
 } from './dto/workbook.dto.js';
+import { DashboardsService } from './dashboards.service.js';
+import { WorkbookCopyService } from './workbook-copy.service.js';
 import { WorkbooksService } from './workbooks.service.js';
 
 @ApiTags('Workbooks')
 @Controller('api/v1/deployments/:deploymentId')
 export class WorkbooksController {
-  constructor(private readonly workbooks: WorkbooksService) {}
+  constructor(
+    private readonly workbooks: WorkbooksService,
+    private readonly dashboards: DashboardsService,
+    private readonly copies: WorkbookCopyService,
+  ) {}
 
   @Get('workbooks')
   @RequireObjectAction(Action.WorkbookRead)
@@ -161,7 +167,7 @@ export class WorkbooksController {
     @IdParam('workbookId') workbookId: number,
     @Body() dto: DuplicateWorkbookDto,
   ): Promise<WorkbookDto> {
-    return this.workbooks.duplicate(actor, deploymentId, workbookId, dto);
+    return this.copies.duplicate(actor, deploymentId, workbookId, dto);
   }
 
   @Put('workbooks/:workbookId/dashboard')
@@ -179,7 +185,7 @@ export class WorkbooksController {
     @IdParam('workbookId') workbookId: number,
     @Body() dto: WorkbookDashboardInputDto,
   ): Promise<WorkbookDashboardDto> {
-    return this.workbooks.updateDashboard(actor, deploymentId, workbookId, dto);
+    return this.dashboards.updateDashboard(actor, deploymentId, workbookId, dto);
   }
 
   @Post('workbooks/:workbookId/publish')
@@ -200,6 +206,6 @@ export class WorkbooksController {
     @IdParam('workbookId') workbookId: number,
     @Body() dto: PublishDashboardDto,
   ): Promise<DashboardDto> {
-    return this.workbooks.publish(actor, deploymentId, workbookId, dto);
+    return this.dashboards.publish(actor, deploymentId, workbookId, dto);
   }
 }

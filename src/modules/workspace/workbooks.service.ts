@@ -13,75 +13,38 @@ import {
   withLegacyFields,
   type LegacyPage,
 } from '../../core/http/pagination.js';
-import { folderChainSql, folderPathSql, isoSql, ownerSql } from './content.sql.js';
+import { folderChainSql } from './content.sql.js';
 import {
   canonicalJson,
-  copyName,
   DEFAULT_WORKBOOK_NAME,
   mergeMeta,
   normalizeName,
   normalizeSlug,
-  randomPublicId,
-  repointReportIds,
-  validateDashboardConfig,
 } from './dashboards.js';
-import {
-  DashboardConfigDraftInputDto,
-  DashboardConfigInputDto,
-  type DashboardDto,
-  type PublishDashboardDto,
-  type WorkbookDashboardDto,
-  type WorkbookDashboardInputDto,
-} from './dto/dashboard.dto.js';
 import type {
   CreateWorkbookDto,
-  DuplicateWorkbookDto,
   UpdateWorkbookDto,
   UpsertWorkbookDto,
   WorkbookDto,
   WorkbooksQueryDto,
 } from './dto/workbook.dto.js';
 import { workbooksError } from './workbooks.errors.js';
-
-type Json = Record<string, unknown>;
-type Db = Pick<DataSource | EntityManager, 'query'>;
-
-/** A published dashboard as JSON, from the `dashboards` row joined as `d` (NULL without one). */
-const DASHBOARD_JSON = `CASE WHEN d.id IS NULL THEN NULL ELSE json_build_object('id', d.id, 'publicId', d.public_id,
-  'deploymentId', d.deployment_id, 'workbookId', d.workbook_id, 'status', d.status, 'allowEmbed', d.allow_embed,
-  'config', d.config, 'versionNumber', d.version_number, 'versionId', d.id, 'reportSnapshots', '[]'::json,
-  'title', d.title, 'createdBy', d.created_by) END`;
-
-/** Every field of the Workbook shape, from one row of {@link WORKBOOK_FROM}. */
-const WORKBOOK_COLUMNS = `w.id, w.name, w.slug, w.meta, w.calculated_fields AS "calculatedFields",
-  w.deployment_id AS "deploymentId", w.folder_id AS "folderId", ${folderPathSql('f')} AS "folderPath",
-  ${isoSql('w.created_at')} AS "createdAt", ${isoSql('w.updated_at')} AS "updatedAt", w.created_by AS "createdBy",
-  w.user_id AS "userId", ${ownerSql('u')} AS "user", 'WORKBOOK' AS type, w.dashboard_draft AS "dashboardDraft",
-  d.config AS "dashboardPublished", ${DASHBOARD_JSON} AS "publishedDashboard", NULL::boolean AS "isFavorite"`;
-
-const WORKBOOK_FROM = `workbooks w LEFT JOIN folders f ON f.id = w.folder_id LEFT JOIN users u ON u.id = w.user_id
-  LEFT JOIN dashboards d ON d.workbook_id = w.id`;
-
-interface WorkbookRef {
-  id: number;
-  folderId: number | null;
-}
-
-/** Metadata with a `dashboardDraft` key taken out: undefined when absent, null to clear it. */
-interface MetaParts {
-  meta: Json;
-  draft: Json | null | undefined;
-}
-
-const notFound = (type: string, id: number) => coreError('not_found', `${type} ${id} was not found`);
+import {
+  jsonParam,
+  notFound,
+  splitMeta,
+  WORKBOOK_COLUMNS,
+  WORKBOOK_FROM,
+  WorkbookLookup,
+  type Json,
+  type MetaParts,
+} from './workbooks.shared.js';
 
 const branchChanged = () =>
   workbooksError(
     'upsert_branch_changed',
     'Another request created or removed the workbook holding this slug meanwhile; retry the request',
   );
-
-const jsonParam = (value: unknown): string | null => (value == null ? null : JSON.stringify(value));
 
 /** Constraint failures a concurrent request can cause, as the errors they mean. */
 function mapDbError(err: unknown): never {
@@ -96,15 +59,16 @@ function mapDbError(err: unknown): never {
 }
 
 /**
- * Workbooks of a deployment with their draft and published dashboards: reads, writes, the
- * by-slug upsert used by dashboards-as-code, duplication, and publishing. Every object check goes
- * through `AccessService`; an object the caller cannot read answers 404 like a missing one.
+ * Workbooks of a deployment: list, reads, writes, the by-slug upsert used by dashboards-as-code,
+ * move and delete. Dashboards are in `DashboardsService`, duplication in `WorkbookCopyService`.
+ * Every object check goes through `AccessService`; an unreadable object answers 404 like a missing one.
  */
 @Injectable()
 export class WorkbooksService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly access: AccessService,
+    private readonly lookup: WorkbookLookup,
   ) {}
 
   async list(
@@ -112,7 +76,7 @@ export class WorkbooksService {
     deploymentId: number,
     query: WorkbooksQueryDto,
   ): Promise<LegacyPage<WorkbookDto>> {
-    await this.assertDeployment(actor, deploymentId);
+    await this.lookup.assertDeployment(actor, deploymentId);
     const paging = resolvePaging(query, ['number']);
     const params: unknown[] = [actor.accountId, deploymentId];
     let filter = 'w.account_id = $1 AND w.deployment_id = $2';
@@ -157,13 +121,13 @@ export class WorkbooksService {
   }
 
   async get(actor: Principal, deploymentId: number, workbookId: number): Promise<WorkbookDto> {
-    await this.locate(actor, deploymentId, workbookId, Action.WorkbookRead);
-    return this.fetch(actor.accountId, workbookId);
+    await this.lookup.locate(actor, deploymentId, workbookId, Action.WorkbookRead);
+    return this.lookup.fetch(actor.accountId, workbookId);
   }
 
   /** At the root this needs WorkbookEdit account-wide; in a folder, FolderEdit on that folder. */
   async create(actor: Principal, deploymentId: number, dto: CreateWorkbookDto): Promise<WorkbookDto> {
-    await this.assertDeployment(actor, deploymentId);
+    await this.lookup.assertDeployment(actor, deploymentId);
     const name = dto.name == null ? DEFAULT_WORKBOOK_NAME : normalizeName(dto.name);
     const parts = await splitMeta(dto.meta ?? {});
     const folderId = dto.folderId ?? null;
@@ -182,7 +146,7 @@ export class WorkbooksService {
         actor.userId,
       ],
     ).catch(mapDbError);
-    return this.fetch(actor.accountId, rows[0].id);
+    return this.lookup.fetch(actor.accountId, rows[0].id);
   }
 
   async update(
@@ -191,7 +155,7 @@ export class WorkbooksService {
     workbookId: number,
     dto: UpdateWorkbookDto,
   ): Promise<WorkbookDto> {
-    await this.locate(actor, deploymentId, workbookId, Action.WorkbookEdit);
+    await this.lookup.locate(actor, deploymentId, workbookId, Action.WorkbookEdit);
     const name = dto.name == null ? undefined : normalizeName(dto.name);
     const slug = dto.slug == null ? dto.slug : normalizeSlug(dto.slug);
     const parts = dto.meta === undefined ? undefined : await splitMeta(dto.meta ?? {});
@@ -222,7 +186,7 @@ export class WorkbooksService {
         }
       })
       .catch(mapDbError);
-    return this.fetch(actor.accountId, workbookId);
+    return this.lookup.fetch(actor.accountId, workbookId);
   }
 
   /**
@@ -235,7 +199,7 @@ export class WorkbooksService {
     workbookId: number,
     folderId: number | null,
   ): Promise<WorkbookDto> {
-    await this.locate(actor, deploymentId, workbookId, Action.WorkbookManage);
+    await this.lookup.locate(actor, deploymentId, workbookId, Action.WorkbookManage);
     if (folderId !== null) await this.assertFolderEditable(actor, deploymentId, folderId);
     const rows = await queryRows<{ id: number }>(
       this.dataSource,
@@ -245,7 +209,7 @@ export class WorkbooksService {
       [workbookId, folderId, actor.accountId, deploymentId],
     ).catch(mapDbError);
     if (rows.length === 0) throw notFound('Workbook', workbookId);
-    return this.fetch(actor.accountId, workbookId);
+    return this.lookup.fetch(actor.accountId, workbookId);
   }
 
   /**
@@ -253,7 +217,7 @@ export class WorkbooksService {
    * all of them. Throws ApiError 404/403.
    */
   async remove(actor: Principal, deploymentId: number, workbookId: number): Promise<void> {
-    await this.locate(actor, deploymentId, workbookId, Action.WorkbookManage);
+    await this.lookup.locate(actor, deploymentId, workbookId, Action.WorkbookManage);
     await this.dataSource.transaction(async (m) => {
       const locked = await m.query<unknown[]>(
         `SELECT 1 FROM workbooks WHERE id = $1 AND account_id = $2 AND deployment_id = $3 FOR UPDATE`,
@@ -285,7 +249,7 @@ export class WorkbooksService {
     dto: UpsertWorkbookDto,
   ): Promise<WorkbookDto> {
     const slug = normalizeSlug(rawSlug);
-    await this.assertDeployment(actor, deploymentId);
+    await this.lookup.assertDeployment(actor, deploymentId);
     const name = dto.name == null ? undefined : normalizeName(dto.name);
     const parts = dto.meta == null ? undefined : await splitMeta(dto.meta);
     const [holder] = await this.dataSource.query<Array<{ id: number }>>(
@@ -295,188 +259,10 @@ export class WorkbooksService {
     const id = holder
       ? await this.updateBySlug(actor, deploymentId, holder.id, slug, name, parts, dto.folderId)
       : await this.createWithSlug(actor, deploymentId, slug, name, parts, dto.folderId ?? null);
-    return this.fetch(actor.accountId, id);
-  }
-
-  /**
-   * Copies a workbook with its reports, draft and published dashboard (report references in
-   * widgets re-pointed at the copies). Grants, view history, placements and signed embedding are
-   * not copied. The copy lands next to the source when the caller may edit that folder, else at
-   * the root (which needs WorkbookEdit account-wide).
-   */
-  async duplicate(
-    actor: Principal,
-    deploymentId: number,
-    workbookId: number,
-    dto: DuplicateWorkbookDto,
-  ): Promise<WorkbookDto> {
-    await this.assertDeployment(actor, deploymentId);
-    if (dto.shared === true) {
-      throw workbooksError(
-        'shared_workspace_unavailable',
-        'Cloning from the shared workspace is only available to creator-mode embed sessions',
-      );
-    }
-    const source = await this.locate(actor, deploymentId, workbookId, Action.WorkbookRead);
-    let folderId: number | null = null;
-    if (source.folderId !== null) {
-      const folders = await this.access.map(actor, 'Folder', [source.folderId]);
-      if (folders.can(source.folderId, Action.FolderEdit)) folderId = source.folderId;
-    }
-    if (folderId === null && !actor.actions.has(Action.WorkbookEdit)) {
-      throw coreError(
-        'forbidden',
-        'Duplicating this workbook requires FolderEdit on its folder or the WorkbookEdit action',
-      );
-    }
-    const copyId = await this.dataSource.transaction((m) =>
-      this.copyWorkbook(m, actor, deploymentId, workbookId, folderId),
-    );
-    return this.fetch(actor.accountId, copyId);
-  }
-
-  async updateDashboard(
-    actor: Principal,
-    deploymentId: number,
-    workbookId: number,
-    dto: WorkbookDashboardInputDto,
-  ): Promise<WorkbookDashboardDto> {
-    await this.locate(actor, deploymentId, workbookId, Action.WorkbookEdit);
-    if (dto.dashboardDraft !== undefined) {
-      await this.dataSource.query(
-        `UPDATE workbooks SET dashboard_draft = $2::jsonb, updated_at = now() WHERE id = $1`,
-        [workbookId, jsonParam(dto.dashboardDraft)],
-      );
-    }
-    const [row] = await this.dataSource.query<WorkbookDashboardDto[]>(
-      `SELECT w.dashboard_draft AS "dashboardDraft", d.config AS "dashboardPublished"
-       FROM workbooks w LEFT JOIN dashboards d ON d.workbook_id = w.id WHERE w.id = $1`,
-      [workbookId],
-    );
-    if (!row) throw notFound('Workbook', workbookId);
-    return row;
-  }
-
-  /**
-   * Publishes `config`, or the current draft when it is omitted: the first publish creates the
-   * dashboard with a fresh public id, later ones replace its config and bump `versionNumber`.
-   */
-  async publish(
-    actor: Principal,
-    deploymentId: number,
-    workbookId: number,
-    dto: PublishDashboardDto,
-  ): Promise<DashboardDto> {
-    if (dto.workbookId !== workbookId) {
-      throw workbooksError('workbook_id_mismatch', 'workbookId must be the workbook of the path');
-    }
-    await this.locate(actor, deploymentId, workbookId, Action.WorkbookEdit);
-    const dashboardId = await this.dataSource.transaction(async (m) => {
-      // Locking the workbook serialises publishes of one dashboard.
-      const [workbook] = await m.query<Array<{ draft: Json | null }>>(
-        `SELECT dashboard_draft AS draft FROM workbooks WHERE id = $1 FOR UPDATE`,
-        [workbookId],
-      );
-      if (!workbook) throw notFound('Workbook', workbookId);
-      let config: Json;
-      if (dto.config != null) config = JSON.parse(JSON.stringify(dto.config)) as Json;
-      else if (workbook.draft == null) {
-        throw workbooksError('nothing_to_publish', 'The workbook has no draft to publish; send a config');
-      } else
-        config = await validateDashboardConfig(DashboardConfigInputDto, workbook.draft, 'dashboardDraft');
-      const [existing] = await m.query<Array<{ id: number }>>(
-        `SELECT id FROM dashboards WHERE workbook_id = $1`,
-        [workbookId],
-      );
-      if (dto.dashboardId != null && dto.dashboardId !== existing?.id) {
-        throw workbooksError(
-          'dashboard_not_found',
-          `Dashboard ${dto.dashboardId} is not the published dashboard of this workbook`,
-        );
-      }
-      if (existing) {
-        await m.query(
-          `UPDATE dashboards SET config = $2::jsonb, version_number = version_number + 1, status = 'published',
-             title = CASE WHEN $3::boolean THEN $4::varchar ELSE title END,
-             allow_embed = COALESCE($5::boolean, allow_embed), updated_at = now()
-           WHERE id = $1`,
-          [
-            existing.id,
-            JSON.stringify(config),
-            dto.title !== undefined,
-            dto.title ?? null,
-            dto.allowEmbed ?? null,
-          ],
-        );
-        return existing.id;
-      }
-      const rows = await queryRows<{ id: number }>(
-        m,
-        `INSERT INTO dashboards (account_id, deployment_id, workbook_id, public_id, title, config, status,
-           allow_embed, version_number, created_by)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, 'published', $7, 1, $8) RETURNING id`,
-        [
-          actor.accountId,
-          deploymentId,
-          workbookId,
-          randomPublicId(),
-          dto.title ?? null,
-          JSON.stringify(config),
-          dto.allowEmbed ?? false,
-          actor.userId,
-        ],
-      );
-      return rows[0].id;
-    });
-    const [dashboard] = await this.dataSource.query<Array<{ dashboard: DashboardDto }>>(
-      `SELECT ${DASHBOARD_JSON} AS dashboard FROM dashboards d WHERE d.id = $1`,
-      [dashboardId],
-    );
-    return dashboard.dashboard;
+    return this.lookup.fetch(actor.accountId, id);
   }
 
   // --- helpers -------------------------------------------------------------------------------
-
-  /** The Workbook shape of one row, in one query. */
-  private async fetch(accountId: number, workbookId: number, db: Db = this.dataSource): Promise<WorkbookDto> {
-    const [row] = await db.query<WorkbookDto[]>(
-      `SELECT ${WORKBOOK_COLUMNS} FROM ${WORKBOOK_FROM} WHERE w.id = $1 AND w.account_id = $2`,
-      [workbookId, accountId],
-    );
-    if (!row) throw notFound('Workbook', workbookId);
-    return row;
-  }
-
-  private async assertDeployment(actor: Principal, deploymentId: number): Promise<void> {
-    const rows = await this.dataSource.query<unknown[]>(
-      `SELECT 1 FROM deployments WHERE id = $1 AND account_id = $2`,
-      [deploymentId, actor.accountId],
-    );
-    if (rows.length === 0)
-      throw workbooksError('deployment_not_found', `Deployment ${deploymentId} was not found`);
-  }
-
-  /**
-   * Finds a workbook of the deployment and checks `action` on it: 404 when the deployment or
-   * workbook is missing or unreadable, 403 when readable without `action`.
-   */
-  private async locate(
-    actor: Principal,
-    deploymentId: number,
-    workbookId: number,
-    action: Action,
-  ): Promise<WorkbookRef> {
-    const [row] = await this.dataSource.query<Array<{ id: number | null; folderId: number | null }>>(
-      `SELECT w.id, w.folder_id AS "folderId"
-       FROM deployments dp LEFT JOIN workbooks w ON w.id = $3 AND w.deployment_id = dp.id
-       WHERE dp.id = $1 AND dp.account_id = $2`,
-      [deploymentId, actor.accountId, workbookId],
-    );
-    if (!row) throw workbooksError('deployment_not_found', `Deployment ${deploymentId} was not found`);
-    if (row.id === null) throw notFound('Workbook', workbookId);
-    await this.access.assert(actor, 'Workbook', workbookId, action, Action.WorkbookRead);
-    return { id: row.id, folderId: row.folderId };
-  }
 
   /** A folder of the deployment the caller may put content into (404 / 403 otherwise). */
   private async assertFolderEditable(
@@ -614,97 +400,4 @@ export class WorkbooksService {
     if (rows.length === 0) throw branchChanged();
     return rows[0].id;
   }
-
-  /** The copy itself, inside the caller's transaction. Returns the new workbook's id. */
-  private async copyWorkbook(
-    m: EntityManager,
-    actor: Principal,
-    deploymentId: number,
-    sourceId: number,
-    folderId: number | null,
-  ): Promise<number> {
-    const [source] = await m.query<
-      Array<{ name: string; meta: Json; calculatedFields: Json; draft: Json | null }>
-    >(
-      `SELECT name, meta, calculated_fields AS "calculatedFields", dashboard_draft AS draft
-       FROM workbooks WHERE id = $1 FOR SHARE`,
-      [sourceId],
-    );
-    if (!source) throw notFound('Workbook', sourceId);
-    // New report ids are drawn first, so the copied configs can point at them.
-    const reports = await m.query<Array<{ oldId: number; newId: number; hasPublicId: boolean }>>(
-      `SELECT id AS "oldId", nextval(pg_get_serial_sequence('reports', 'id'))::int AS "newId",
-              public_id IS NOT NULL AS "hasPublicId"
-       FROM reports WHERE workbook_id = $1 ORDER BY id`,
-      [sourceId],
-    );
-    const ids = new Map(reports.map((r) => [r.oldId, r.newId]));
-    const [copy] = await queryRows<{ id: number }>(
-      m,
-      `INSERT INTO workbooks (account_id, deployment_id, folder_id, name, meta, calculated_fields, dashboard_draft,
-         user_id, created_by)
-       VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::jsonb, $8, $8) RETURNING id`,
-      [
-        actor.accountId,
-        deploymentId,
-        folderId,
-        copyName(source.name),
-        JSON.stringify(source.meta),
-        JSON.stringify(source.calculatedFields),
-        jsonParam(source.draft && repointReportIds(source.draft, ids)),
-        actor.userId,
-      ],
-    );
-    if (reports.length > 0) {
-      await m.query(
-        `INSERT INTO reports (id, account_id, deployment_id, public_id, folder_id, workbook_id, name, title,
-           description, json_query, sql_query, meta, pivot_items, source, version, user_id, created_by)
-         SELECT c.new_id, r.account_id, r.deployment_id, c.public_id,
-                CASE WHEN r.folder_id IS NULL THEN NULL ELSE $4::int END, $5, r.name, r.title, r.description,
-                r.json_query, r.sql_query, r.meta, r.pivot_items, r.source, 1, $6, $6
-         FROM unnest($1::int[], $2::int[], $3::text[]) AS c(old_id, new_id, public_id)
-         JOIN reports r ON r.id = c.old_id`,
-        [
-          reports.map((r) => r.oldId),
-          reports.map((r) => r.newId),
-          reports.map((r) => (r.hasPublicId ? randomPublicId() : null)),
-          folderId,
-          copy.id,
-          actor.userId,
-        ],
-      );
-    }
-    const [dashboard] = await m.query<Array<{ title: string | null; config: Json }>>(
-      `SELECT title, config FROM dashboards WHERE workbook_id = $1`,
-      [sourceId],
-    );
-    if (dashboard) {
-      await m.query(
-        `INSERT INTO dashboards (account_id, deployment_id, workbook_id, public_id, title, config, status,
-           allow_embed, version_number, created_by)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, 'published', false, 1, $7)`,
-        [
-          actor.accountId,
-          deploymentId,
-          copy.id,
-          randomPublicId(),
-          dashboard.title,
-          JSON.stringify(repointReportIds(dashboard.config, ids)),
-          actor.userId,
-        ],
-      );
-    }
-    return copy.id;
-  }
-}
-
-/** Takes a `dashboardDraft` key out of metadata, validated as a draft. */
-async function splitMeta(meta: Json): Promise<MetaParts> {
-  if (!Object.prototype.hasOwnProperty.call(meta, 'dashboardDraft')) return { meta, draft: undefined };
-  const { dashboardDraft, ...rest } = meta;
-  const draft =
-    dashboardDraft === null
-      ? null
-      : await validateDashboardConfig(DashboardConfigDraftInputDto, dashboardDraft, 'meta.dashboardDraft');
-  return { meta: rest, draft };
 }
