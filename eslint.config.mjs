@@ -7,9 +7,10 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
+    // Type-aware rules for the TypeScript sources; the plain .mjs scripts are linted untyped below.
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['scripts/*.mjs', 'bench/*.mjs', '*.mjs'] },
+        projectService: true,
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -29,6 +30,7 @@ export default tseslint.config(
     files: ['**/*.mjs', '**/*.js'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
       globals: {
         process: 'readonly',
         console: 'readonly',

@@ -120,17 +120,21 @@ async function run(argv: string[]): Promise<string> {
   }
 }
 
+/**
+ * Writes, then exits once the text is handed to the OS: a pipe takes 64 KiB at a time, and
+ * exiting straight after `write` would cut a longer output (the OpenAPI document) short.
+ */
+function finish(stream: NodeJS.WriteStream, text: string, code: number): void {
+  stream.write(text, () => process.exit(code));
+}
+
 run(process.argv.slice(2))
-  .then((line) => {
-    process.stdout.write(`${line}\n`);
-    process.exit(0);
-  })
+  .then((line) => finish(process.stdout, `${line}\n`, 0))
   .catch((err: unknown) => {
     if (err instanceof UsageError) {
-      process.stderr.write(`${err.message ? `error: ${err.message}\n` : ''}${USAGE}\n`);
-      process.exit(2);
+      finish(process.stderr, `${err.message ? `error: ${err.message}\n` : ''}${USAGE}\n`, 2);
+      return;
     }
     const message = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`error: ${message}\n`);
-    process.exit(1);
+    finish(process.stderr, `error: ${message}\n`, 1);
   });
