@@ -1,0 +1,486 @@
+// The bench baseline: the five benchmarked report requests written directly on node:http + pg,
+// with the service's own token check, SQL, placement matching and response mapping.
+//
+//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench PORT=3999 node bench/baseline.mjs
+//
+// Env: DATABASE_URL, PORT (default 3999), HOST (default 127.0.0.1), DATABASE_POOL_SIZE (default
+// 10, the service's default), BENCH_DIST (the built service, default dist).
+//
+// Routes (as the service; the caller must hold ReportRead and ReportManage account-wide, e.g. an
+// admin, which is what the bench uses; narrower callers get 501 here):
+//   GET    /api/v1/deployments/:d/reports?first=&after=   (sort createdAt DESC, id DESC; keyset)
+//   GET    /api/v1/deployments/:d/reports/:id             (records the view)
+//   PUT    /api/v1/deployments/:d/reports/:id/connect-workbook
+//   DELETE /api/v1/deployments/:d/reports/:id/connect-workbook
+//   GET    /health/live
+//
+// Shared with the service, loaded from BENCH_DIST: READ_REPORT_SQL and reportSelectSql
+// (report.sql.js), toReport (report.mapper.js), readTarget and findPlacement (placement-match.js),
+// parseLocation and normalizeCell (a1-notation.js), hashToken and TOKEN_PATTERN (token.js),
+// builtInRoleActions and expandActions (action.js), TOKEN_SQL (token.sql.js), ViewBuffer
+// (view-buffer.js); none of these load NestJS or TypeORM. Copied (they live inside classes or
+// modules that load NestJS): the lock/placement/insert/update/delete SQL and connectSpot of
+// PlacementsService, the page and count SQL of ReportListService.list for an account-wide
+// reader, and encodeCursor/decodeCursor
+// (pagination.ts). When the service changes these, change them here too; run.mjs checks that both
+// servers answer the read scenarios with the same bytes.
+import { Buffer } from 'node:buffer';
+import { setInterval } from 'node:timers';
+import http from 'node:http';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import pg from 'pg';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const DIST = path.resolve(root, process.env.BENCH_DIST ?? 'dist');
+const load = (rel) => import(pathToFileURL(path.join(DIST, rel)).href);
+
+const { READ_REPORT_SQL, reportSelectSql } = await load('src/modules/reports/report.sql.js');
+const { toReport } = await load('src/modules/reports/report.mapper.js');
+const { findPlacement, readTarget } = await load('src/modules/reports/placement-match.js');
+const { normalizeCell, parseLocation } = await load('src/modules/reports/a1-notation.js');
+const { hashToken, TOKEN_PATTERN } = await load('src/core/auth/token.js');
+const { Action, builtInRoleActions, expandActions } = await load('src/core/auth/action.js');
+
+const { TOKEN_SQL } = await load('src/core/auth/token.sql.js');
+const { ViewBuffer } = await load('src/modules/reports/view-buffer.js');
+for (const [name, value] of Object.entries({
+  READ_REPORT_SQL,
+  reportSelectSql,
+  toReport,
+  findPlacement,
+  readTarget,
+})) {
+  if (!value) throw new Error(`${name} is no longer exported by ${DIST}: update bench/baseline.mjs`);
+}
+
+const pool = new pg.Pool({
+  connectionString: process.env.DATABASE_URL,
+  max: Number(process.env.DATABASE_POOL_SIZE ?? 10),
+});
+
+/** Views are buffered and written in batches exactly as the service does (view-buffer.js). */
+const views = new ViewBuffer(
+  (sql, params) => pool.query(sql, params),
+  (error) => console.warn(`Could not record report views: ${error.message}`),
+);
+setInterval(() => void views.flush(), Number(process.env.REPORT_VIEW_FLUSH_MS ?? 1000)).unref();
+
+// ---------------------------------------------------------------------------------------------
+// Errors and small helpers
+
+const STATUS_TEXT = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found' };
+
+class ApiError extends Error {
+  constructor(status, code, message) {
+    super(Array.isArray(message) ? message.join('; ') : message);
+    this.status = status;
+    this.code = code;
+    this.body = { statusCode: status, error: STATUS_TEXT[status] ?? 'Error', message, code };
+  }
+}
+const badRequest = (code, message) => new ApiError(400, code, message);
+const notFound = (what) => new ApiError(404, 'not_found', `${what} was not found`);
+
+function parseId(name, value) {
+  if (!/^[1-9]\d{0,9}$/.test(value) || Number(value) > 2_147_483_647) {
+    throw badRequest('validation_failed', [`${name} must be an integer between 1 and 2147483647`]);
+  }
+  return Number(value);
+}
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let size = 0;
+    req.on('data', (c) => {
+      size += c.length;
+      if (size > 1024 * 1024) reject(new ApiError(413, 'payload_too_large', 'The body is too large'));
+      else chunks.push(c);
+    });
+    req.on('end', () => {
+      if (size === 0) return resolve({});
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch {
+        reject(badRequest('malformed_json', 'The body is not valid JSON'));
+      }
+    });
+    req.on('error', reject);
+  });
+}
+
+/** The DTO checks of the service for string fields: type, length, nullability; unknown fields are 400. */
+function checkBody(body, fields) {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw badRequest('validation_failed', ['The body must be an object']);
+  }
+  const problems = [];
+  for (const key of Object.keys(body))
+    if (!(key in fields)) problems.push(`property ${key} should not exist`);
+  for (const [key, rule] of Object.entries(fields)) {
+    const v = body[key];
+    if (v === undefined || (v === null && !rule.required)) {
+      if (rule.required) problems.push(`${key} must be a string`);
+      continue;
+    }
+    if (typeof v !== 'string') problems.push(`${key} must be a string`);
+    else if (v.length < (rule.min ?? 0) || v.length > rule.max) problems.push(`${key} has a bad length`);
+    else if (rule.oneOf && !rule.oneOf.includes(v)) problems.push(`${key} must be one of ${rule.oneOf}`);
+  }
+  if (problems.length) throw badRequest('validation_failed', problems);
+  return body;
+}
+
+const CONNECT_FIELDS = {
+  externalWorkbookId: { required: true, min: 1, max: 1024 },
+  resultLocation: { required: true, min: 1, max: 1024 },
+  endResultCell: { max: 64 },
+  placementId: { max: 64 },
+  sheetId: { max: 255 },
+  sheetName: { max: 255 },
+  anchorCell: { max: 64 },
+  workbookName: { max: 1024 },
+  host: { max: 32, oneOf: ['GOOGLE_SHEETS', 'EXCEL'] },
+};
+const TARGET_FIELDS = {
+  placementId: { max: 64 },
+  externalWorkbookId: { max: 1024 },
+  sheetName: { max: 255 },
+  anchorCell: { max: 64 },
+  resultLocation: { max: 1024 },
+  sheetId: { max: 255 },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Authentication: the service's token query and principal, without the periodic write when the
+// key was used in the last minute (as AuthService.touch).
+
+async function authenticate(req) {
+  const match = /^(Bearer|Api-Key) +([^\s]+) *$/i.exec(req.headers.authorization ?? '');
+  if (!match)
+    throw new ApiError(401, 'unauthorized', 'Send a token in the Authorization header: "Bearer <token>"');
+  const token = match[2];
+  const rows = TOKEN_PATTERN.test(token) ? (await pool.query(TOKEN_SQL, [hashToken(token)])).rows : [];
+  const row = rows[0];
+  if (!row) throw new ApiError(401, 'unauthorized', 'The token is unknown, expired or revoked');
+  if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() >= 60_000) {
+    pool
+      .query(
+        `UPDATE api_keys SET last_used_at = now()
+         WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
+        [row.keyId],
+      )
+      .catch(() => {});
+  }
+  const actions = expandActions([...builtInRoleActions(row.defaultRoles), ...row.globalActions]);
+  const principal = {
+    userId: row.userId,
+    accountId: row.accountId,
+    email: row.email,
+    apiKeyId: row.keyId,
+    roleIds: row.roleIds,
+    actions,
+    objectActions: expandActions(row.objectActions),
+    isAdmin: actions.has(Action.All),
+  };
+  // @RequireObjectAction(Action.ReportRead) on every benchmarked route.
+  if (!principal.actions.has(Action.ReportRead) && !principal.objectActions.has(Action.ReportRead)) {
+    throw new ApiError(403, 'forbidden', 'This operation requires the ReportRead action');
+  }
+  return principal;
+}
+
+/** ReportsService.checkRead for callers who read and manage every report; the bench's admin is one. */
+function checkRead(actor) {
+  if (actor.actions.has(Action.ReportRead) && actor.actions.has(Action.ReportManage)) {
+    return { canEdit: true, canManage: true };
+  }
+  throw new ApiError(
+    501,
+    'not_implemented',
+    'The baseline serves callers with account-wide report access only',
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cursors (pagination.ts)
+
+const encodeCursor = (values) => Buffer.from(JSON.stringify(values), 'utf8').toString('base64url');
+
+function decodeCursor(after, kinds) {
+  let values;
+  try {
+    values = /^[A-Za-z0-9_-]+$/.test(after)
+      ? JSON.parse(Buffer.from(after, 'base64url').toString('utf8'))
+      : null;
+  } catch {
+    values = null;
+  }
+  const ok =
+    Array.isArray(values) &&
+    values.length === kinds.length &&
+    values.every((v, i) => {
+      const kind = kinds[i];
+      if (kind === 'number') return Number.isSafeInteger(v);
+      if (typeof v !== 'string' || v.length > 1000 || v.includes('\u0000')) return false;
+      return kind === 'string' || !Number.isNaN(Date.parse(v));
+    });
+  if (!ok) throw badRequest('invalid_cursor', 'after is not a cursor returned by this list');
+  return values;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The five requests
+
+async function getReport(actor, deploymentId, reportId) {
+  const access = checkRead(actor);
+  const report = await readReport(pool, actor, deploymentId, reportId, access);
+  views.record(reportId, actor.userId);
+  return report;
+}
+
+/** ReportsService.list for sortBy=createdAt DESC (the default) and an account-wide reader. */
+async function listReports(actor, deploymentId, query) {
+  for (const key of query.keys()) {
+    if (key !== 'first' && key !== 'after')
+      throw badRequest('validation_failed', [`property ${key} should not exist`]);
+  }
+  const firstText = query.get('first');
+  const first = firstText === null ? 100 : Number(firstText);
+  if (!/^\d+$/.test(firstText ?? '100') || first < 1 || first > 1000) {
+    throw badRequest('validation_failed', ['first must not be greater than 1000']);
+  }
+  const afterText = query.get('after');
+  if (afterText !== null && afterText.length > 512)
+    throw badRequest('validation_failed', ['after is too long']);
+  const after = afterText !== null ? decodeCursor(afterText, ['date', 'number']) : null;
+  checkRead(actor); // the content scope of such a caller is TRUE
+
+  const params = [actor.accountId, deploymentId];
+  const filter = 'r.deployment_id = $2 AND TRUE';
+  const pageParams = [...params];
+  let keyset = 'TRUE';
+  if (after) {
+    keyset = `(r.created_at, r.id) < ($${pageParams.push(after[0])}::timestamptz, $${pageParams.push(after[1])}::int)`;
+  }
+  const [page, count] = await Promise.all([
+    pool.query(
+      reportSelectSql(
+        `r.account_id = $1 AND ${filter} AND ${keyset}`,
+        `ORDER BY r.created_at DESC, r.id DESC LIMIT ${first + 1}`,
+      ),
+      pageParams,
+    ),
+    pool.query(
+      `SELECT count(*)::int AS n,
+           EXISTS (SELECT 1 FROM deployments d WHERE d.id = $2 AND d.account_id = $1) AS "deploymentExists"
+         FROM reports r ${''} WHERE ${filter}`,
+      params,
+    ),
+  ]);
+  const total = count.rows[0];
+  if (!total.deploymentExists) throw notFound(`Deployment ${deploymentId}`);
+  const rows = page.rows.slice(0, first);
+  const cursorOf = (r) => encodeCursor([r.createdAt.toISOString(), r.id]);
+  const access = { canEdit: true, canManage: true };
+  const items = rows.map((r) => toReport(r, access));
+  return {
+    items,
+    pageInfo: {
+      hasNextPage: page.rows.length > first,
+      hasPreviousPage: after !== null,
+      startCursor: rows.length ? cursorOf(rows[0]) : null,
+      endCursor: rows.length ? cursorOf(rows[rows.length - 1]) : null,
+    },
+    data: items,
+    count: total.n,
+    pagination: { total: total.n, offset: 0, limit: first },
+  };
+}
+
+/** Runs `work` in one transaction on one pooled connection, as DataSource.transaction does. */
+async function transaction(work) {
+  const client = await pool.connect();
+  try {
+    await client.query('START TRANSACTION');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw e;
+  } finally {
+    client.release();
+  }
+}
+
+async function lockPlacements(m, actor, deploymentId, reportId) {
+  const locked = await m.query(
+    `SELECT id FROM reports WHERE id = $1 AND deployment_id = $2 AND account_id = $3 FOR NO KEY UPDATE`,
+    [reportId, deploymentId, actor.accountId],
+  );
+  if (!locked.rows[0]) throw notFound(`Report ${reportId}`);
+  const { rows } = await m.query(
+    `SELECT row_id AS "rowId", placement_id AS "placementId", external_workbook_id AS "externalWorkbookId",
+         sheet_id AS "sheetId", sheet_name AS "sheetName", anchor_cell AS "anchorCell",
+         result_location AS "resultLocation", placed_at AS "placedAt"
+       FROM report_placements WHERE report_id = $1 ORDER BY row_id`,
+    [reportId],
+  );
+  return rows;
+}
+
+async function readReport(m, actor, deploymentId, reportId, access) {
+  const { rows } = await m.query(READ_REPORT_SQL, [reportId, deploymentId, actor.accountId]);
+  if (!rows[0]) throw notFound(`Report ${reportId}`);
+  return toReport(rows[0], access);
+}
+
+/** PlacementsService's connectSpot. */
+function connectSpot(dto) {
+  const invalid = (message) => badRequest('invalid_location', message);
+  const mismatch = (message) => badRequest('location_mismatch', message);
+  const loc = parseLocation(dto.resultLocation);
+  if (!loc) throw invalid("resultLocation must be A1 notation: Sheet!A1, 'Sheet name'!A1 or Sheet!A1:D20");
+  const sheet = dto.sheetName || loc.sheet;
+  if (!sheet) throw invalid('Name the sheet in resultLocation or in sheetName');
+  if (dto.sheetName && loc.sheet !== null && loc.sheet !== dto.sheetName) {
+    throw mismatch('sheetName and resultLocation name different sheets');
+  }
+  let anchor = loc.anchor;
+  if (dto.anchorCell) {
+    const cell = normalizeCell(dto.anchorCell);
+    if (!cell) throw invalid('anchorCell must be one cell in A1 notation, such as B3');
+    if (cell !== loc.anchor) throw mismatch('anchorCell and the first cell of resultLocation differ');
+    anchor = cell;
+  }
+  let end = loc.end;
+  if (dto.endResultCell) {
+    end = normalizeCell(dto.endResultCell);
+    if (!end) throw invalid('endResultCell must be one cell in A1 notation');
+  }
+  return { sheet, anchor, end };
+}
+
+async function connect(actor, deploymentId, reportId, body) {
+  const dto = checkBody(body, CONNECT_FIELDS);
+  const spot = connectSpot(dto);
+  const access = checkRead(actor);
+  return transaction(async (m) => {
+    const placements = await lockPlacements(m, actor, deploymentId, reportId);
+    const sheetId = dto.sheetId || null;
+    const byId = dto.placementId
+      ? findPlacement(placements, { kind: 'id', placementId: dto.placementId, sheetId: null })
+      : null;
+    const match =
+      byId ??
+      findPlacement(placements, {
+        kind: 'spot',
+        externalWorkbookId: dto.externalWorkbookId,
+        sheet: spot.sheet,
+        anchor: spot.anchor,
+        sheetId,
+      });
+    const values = [
+      dto.externalWorkbookId,
+      dto.resultLocation.trim(),
+      sheetId,
+      spot.sheet,
+      spot.anchor,
+      spot.end,
+      dto.host ?? null,
+      dto.workbookName ?? null,
+      actor.userId,
+    ];
+    if (match) {
+      await m.query(
+        `UPDATE report_placements SET external_workbook_id = $2, result_location = $3,
+             sheet_id = COALESCE($4, sheet_id), sheet_name = $5, anchor_cell = $6, end_result_cell = $7,
+             host = COALESCE($8, host), workbook_name = COALESCE($9, workbook_name),
+             placed_at = now(), placed_by_user_id = $10, placement_id = COALESCE(placement_id, $11)
+           WHERE row_id = $1`,
+        [match.rowId, ...values, dto.placementId || randomUUID()],
+      );
+    } else {
+      await m.query(
+        `INSERT INTO report_placements (account_id, report_id, placement_id, external_workbook_id, result_location,
+             sheet_id, sheet_name, anchor_cell, end_result_cell, host, workbook_name, placed_at, placed_by_user_id)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now(), $12)`,
+        [actor.accountId, reportId, dto.placementId || randomUUID(), ...values],
+      );
+    }
+    return readReport(m, actor, deploymentId, reportId, access);
+  });
+}
+
+async function disconnect(actor, deploymentId, reportId, body) {
+  const target = readTarget(checkBody(body, TARGET_FIELDS));
+  const access = checkRead(actor);
+  return transaction(async (m) => {
+    const placements = await lockPlacements(m, actor, deploymentId, reportId);
+    const match = findPlacement(placements, target);
+    if (match) await m.query(`DELETE FROM report_placements WHERE row_id = $1`, [match.rowId]);
+    return readReport(m, actor, deploymentId, reportId, access);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Routing
+
+const ROUTE = /^\/api\/v1\/deployments\/([^/]+)\/reports(?:\/([^/]+)(\/connect-workbook)?)?\/?$/;
+
+async function route(req, url) {
+  if (url.pathname === '/health/live' && req.method === 'GET') return { status: 'ok' };
+  const m = ROUTE.exec(url.pathname);
+  if (!m) throw new ApiError(404, 'not_found', `Cannot ${req.method} ${url.pathname}`);
+  const [, dep, report, placement] = m;
+  const actor = await authenticate(req);
+  const deploymentId = parseId('deploymentId', dep);
+  if (report === undefined) {
+    if (req.method === 'GET') return listReports(actor, deploymentId, url.searchParams);
+  } else {
+    const reportId = parseId('reportId', report);
+    if (!placement && req.method === 'GET') return getReport(actor, deploymentId, reportId);
+    if (placement && req.method === 'PUT') return connect(actor, deploymentId, reportId, await readBody(req));
+    if (placement && req.method === 'DELETE') {
+      return disconnect(actor, deploymentId, reportId, await readBody(req));
+    }
+  }
+  throw new ApiError(404, 'not_found', `Cannot ${req.method} ${url.pathname}`);
+}
+
+const server = http.createServer((req, res) => {
+  const url = new URL(req.url, 'http://localhost');
+  route(req, url).then(
+    (body) => send(res, 200, body),
+    (err) => {
+      if (err instanceof ApiError) return send(res, err.status, err.body);
+      console.error(err);
+      send(res, 500, {
+        statusCode: 500,
+        error: 'Internal Server Error',
+        message: 'Internal error',
+        code: 'internal_error',
+      });
+    },
+  );
+});
+
+function send(res, status, body) {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+const port = Number(process.env.PORT ?? 3999);
+const host = process.env.HOST ?? '127.0.0.1';
+server.listen(port, host, () => console.log(`baseline listening on http://${host}:${port}`));
+
+const stop = () => server.close(() => views.flush().then(() => pool.end().then(() => process.exit(0))));
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
