@@ -16,11 +16,11 @@
 //
 // Shared with the service, loaded from BENCH_DIST: READ_REPORT_SQL and reportSelectSql
 // (report.sql.js), toReport (report.mapper.js), readTarget and findPlacement (placement-match.js),
-// parseLocation and normalizeCell (a1-notation.js), hashToken and TOKEN_PATTERN (token.js),
+// hashToken and TOKEN_PATTERN (token.js),
 // builtInRoleActions and expandActions (action.js), TOKEN_SQL (token.sql.js), ViewBuffer
-// (view-buffer.js); none of these load NestJS or TypeORM. Copied (they live inside classes or
-// modules that load NestJS): the lock/placement/insert/update/delete SQL and connectSpot of
-// PlacementsService, the page and count SQL of ReportListService.list for an account-wide
+// (view-buffer.js), the placement SQL, connectSpot, connectMatch and connectValues
+// (placement-writes.js); none of these load NestJS or TypeORM. Copied (they live inside classes
+// or modules that load NestJS): the page and count SQL of ReportListService.list for an account-wide
 // reader, and encodeCursor/decodeCursor
 // (pagination.ts). When the service changes these, change them here too; run.mjs checks that both
 // servers answer the read scenarios with the same bytes.
@@ -39,11 +39,20 @@ const load = (rel) => import(pathToFileURL(path.join(DIST, rel)).href);
 const { READ_REPORT_SQL, reportSelectSql } = await load('src/modules/reports/report.sql.js');
 const { toReport } = await load('src/modules/reports/report.mapper.js');
 const { findPlacement, readTarget } = await load('src/modules/reports/placement-match.js');
-const { normalizeCell, parseLocation } = await load('src/modules/reports/a1-notation.js');
 const { hashToken, TOKEN_PATTERN } = await load('src/core/auth/token.js');
 const { Action, builtInRoleActions, expandActions } = await load('src/core/auth/action.js');
 
 const { TOKEN_SQL } = await load('src/core/auth/token.sql.js');
+const {
+  connectMatch,
+  connectSpot,
+  connectValues,
+  DELETE_PLACEMENT_SQL,
+  INSERT_PLACEMENT_SQL,
+  LOCK_REPORT_SQL,
+  PLACEMENTS_SQL,
+  UPDATE_PLACEMENT_SQL,
+} = await load('src/modules/reports/placement-writes.js');
 const { ViewBuffer } = await load('src/modules/reports/view-buffer.js');
 for (const [name, value] of Object.entries({
   READ_REPORT_SQL,
@@ -317,19 +326,9 @@ async function transaction(work) {
 }
 
 async function lockPlacements(m, actor, deploymentId, reportId) {
-  const locked = await m.query(
-    `SELECT id FROM reports WHERE id = $1 AND deployment_id = $2 AND account_id = $3 FOR NO KEY UPDATE`,
-    [reportId, deploymentId, actor.accountId],
-  );
+  const locked = await m.query(LOCK_REPORT_SQL, [reportId, deploymentId, actor.accountId]);
   if (!locked.rows[0]) throw notFound(`Report ${reportId}`);
-  const { rows } = await m.query(
-    `SELECT row_id AS "rowId", placement_id AS "placementId", external_workbook_id AS "externalWorkbookId",
-         sheet_id AS "sheetId", sheet_name AS "sheetName", anchor_cell AS "anchorCell",
-         result_location AS "resultLocation", placed_at AS "placedAt"
-       FROM report_placements WHERE report_id = $1 ORDER BY row_id`,
-    [reportId],
-  );
-  return rows;
+  return (await m.query(PLACEMENTS_SQL, [reportId])).rows;
 }
 
 async function readReport(m, actor, deploymentId, reportId, access) {
@@ -338,79 +337,18 @@ async function readReport(m, actor, deploymentId, reportId, access) {
   return toReport(rows[0], access);
 }
 
-/** PlacementsService's connectSpot. */
-function connectSpot(dto) {
-  const invalid = (message) => badRequest('invalid_location', message);
-  const mismatch = (message) => badRequest('location_mismatch', message);
-  const loc = parseLocation(dto.resultLocation);
-  if (!loc) throw invalid("resultLocation must be A1 notation: Sheet!A1, 'Sheet name'!A1 or Sheet!A1:D20");
-  const sheet = dto.sheetName || loc.sheet;
-  if (!sheet) throw invalid('Name the sheet in resultLocation or in sheetName');
-  if (dto.sheetName && loc.sheet !== null && loc.sheet !== dto.sheetName) {
-    throw mismatch('sheetName and resultLocation name different sheets');
-  }
-  let anchor = loc.anchor;
-  if (dto.anchorCell) {
-    const cell = normalizeCell(dto.anchorCell);
-    if (!cell) throw invalid('anchorCell must be one cell in A1 notation, such as B3');
-    if (cell !== loc.anchor) throw mismatch('anchorCell and the first cell of resultLocation differ');
-    anchor = cell;
-  }
-  let end = loc.end;
-  if (dto.endResultCell) {
-    end = normalizeCell(dto.endResultCell);
-    if (!end) throw invalid('endResultCell must be one cell in A1 notation');
-  }
-  return { sheet, anchor, end };
-}
-
 async function connect(actor, deploymentId, reportId, body) {
   const dto = checkBody(body, CONNECT_FIELDS);
   const spot = connectSpot(dto);
+  if ('error' in spot) throw badRequest(spot.error, spot.message);
   const access = checkRead(actor);
   return transaction(async (m) => {
     const placements = await lockPlacements(m, actor, deploymentId, reportId);
-    const sheetId = dto.sheetId || null;
-    const byId = dto.placementId
-      ? findPlacement(placements, { kind: 'id', placementId: dto.placementId, sheetId: null })
-      : null;
-    const match =
-      byId ??
-      findPlacement(placements, {
-        kind: 'spot',
-        externalWorkbookId: dto.externalWorkbookId,
-        sheet: spot.sheet,
-        anchor: spot.anchor,
-        sheetId,
-      });
-    const values = [
-      dto.externalWorkbookId,
-      dto.resultLocation.trim(),
-      sheetId,
-      spot.sheet,
-      spot.anchor,
-      spot.end,
-      dto.host ?? null,
-      dto.workbookName ?? null,
-      actor.userId,
-    ];
-    if (match) {
-      await m.query(
-        `UPDATE report_placements SET external_workbook_id = $2, result_location = $3,
-             sheet_id = COALESCE($4, sheet_id), sheet_name = $5, anchor_cell = $6, end_result_cell = $7,
-             host = COALESCE($8, host), workbook_name = COALESCE($9, workbook_name),
-             placed_at = now(), placed_by_user_id = $10, placement_id = COALESCE(placement_id, $11)
-           WHERE row_id = $1`,
-        [match.rowId, ...values, dto.placementId || randomUUID()],
-      );
-    } else {
-      await m.query(
-        `INSERT INTO report_placements (account_id, report_id, placement_id, external_workbook_id, result_location,
-             sheet_id, sheet_name, anchor_cell, end_result_cell, host, workbook_name, placed_at, placed_by_user_id)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now(), $12)`,
-        [actor.accountId, reportId, dto.placementId || randomUUID(), ...values],
-      );
-    }
+    const match = connectMatch(placements, dto, spot);
+    const values = connectValues(dto, spot, actor.userId);
+    const newId = dto.placementId || randomUUID();
+    if (match) await m.query(UPDATE_PLACEMENT_SQL, [match.rowId, ...values, newId]);
+    else await m.query(INSERT_PLACEMENT_SQL, [actor.accountId, reportId, newId, ...values]);
     return readReport(m, actor, deploymentId, reportId, access);
   });
 }
@@ -421,7 +359,7 @@ async function disconnect(actor, deploymentId, reportId, body) {
   return transaction(async (m) => {
     const placements = await lockPlacements(m, actor, deploymentId, reportId);
     const match = findPlacement(placements, target);
-    if (match) await m.query(`DELETE FROM report_placements WHERE row_id = $1`, [match.rowId]);
+    if (match) await m.query(DELETE_PLACEMENT_SQL, [match.rowId]);
     return readReport(m, actor, deploymentId, reportId, access);
   });
 }
