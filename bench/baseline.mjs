@@ -19,11 +19,10 @@
 // hashToken and TOKEN_PATTERN (token.js),
 // builtInRoleActions and expandActions (action.js), TOKEN_SQL (token.sql.js), ViewBuffer
 // (view-buffer.js), the placement SQL, connectSpot, connectMatch and connectValues
-// (placement-writes.js); none of these load NestJS or TypeORM. Copied (they live inside classes
-// or modules that load NestJS): the page and count SQL of ReportListService.list for an account-wide
-// reader, and encodeCursor/decodeCursor
-// (pagination.ts). When the service changes these, change them here too; run.mjs checks that both
-// servers answer the read scenarios with the same bytes.
+// (placement-writes.js), encodeCursor and parseCursor (cursor.js); none of these load NestJS or
+// TypeORM. Copied (it lives in a service that loads NestJS): the page and count SQL of
+// ReportListService.list for an account-wide reader; when that changes, change it here too.
+// run.mjs checks that both servers answer the read scenarios with the same bytes.
 import { Buffer } from 'node:buffer';
 import { setInterval } from 'node:timers';
 import http from 'node:http';
@@ -43,6 +42,7 @@ const { hashToken, TOKEN_PATTERN } = await load('src/core/auth/token.js');
 const { Action, builtInRoleActions, expandActions } = await load('src/core/auth/action.js');
 
 const { TOKEN_SQL } = await load('src/core/auth/token.sql.js');
+const { encodeCursor, parseCursor } = await load('src/core/http/cursor.js');
 const {
   connectMatch,
   connectSpot,
@@ -214,29 +214,11 @@ function checkRead(actor) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Cursors (pagination.ts)
-
-const encodeCursor = (values) => Buffer.from(JSON.stringify(values), 'utf8').toString('base64url');
+// Cursors (the codec is cursor.js; only the 400 is ours)
 
 function decodeCursor(after, kinds) {
-  let values;
-  try {
-    values = /^[A-Za-z0-9_-]+$/.test(after)
-      ? JSON.parse(Buffer.from(after, 'base64url').toString('utf8'))
-      : null;
-  } catch {
-    values = null;
-  }
-  const ok =
-    Array.isArray(values) &&
-    values.length === kinds.length &&
-    values.every((v, i) => {
-      const kind = kinds[i];
-      if (kind === 'number') return Number.isSafeInteger(v);
-      if (typeof v !== 'string' || v.length > 1000 || v.includes('\u0000')) return false;
-      return kind === 'string' || !Number.isNaN(Date.parse(v));
-    });
-  if (!ok) throw badRequest('invalid_cursor', 'after is not a cursor returned by this list');
+  const values = parseCursor(after, kinds);
+  if (!values) throw badRequest('invalid_cursor', 'after is not a cursor returned by this list');
   return values;
 }
 

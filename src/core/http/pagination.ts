@@ -1,5 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { coreError } from './api-error.js';
+import { encodeCursor, parseCursor, type CursorKind, type CursorValue } from './cursor.js';
+
+export { encodeCursor, type CursorValue };
 import { IntField, StringField } from './validation.js';
 
 export const DEFAULT_PAGE_SIZE = 100;
@@ -67,46 +70,18 @@ export interface LegacyPage<T> extends Page<T> {
   pagination: { total: number; offset: number; limit: number };
 }
 
-export type CursorValue = string | number | null;
-
 export type Paging =
   | { mode: 'cursor'; first: number; after: CursorValue[] | null }
   | { mode: 'offset'; limit: number; offset: number };
-
-/** The instants cursors carry: ISO 8601 in UTC or with an offset, as `toISOString` writes them. */
-const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
-
-export function encodeCursor(values: readonly CursorValue[]): string {
-  return Buffer.from(JSON.stringify(values), 'utf8').toString('base64url');
-}
 
 /**
  * Decodes a cursor made by {@link encodeCursor} for a sort of `kinds`; anything else is a 400,
  * never a query with garbage in it.
  */
-export function decodeCursor(
-  after: string,
-  kinds: ReadonlyArray<'string' | 'number' | 'date'>,
-): CursorValue[] {
-  let values: unknown;
-  try {
-    values = /^[A-Za-z0-9_-]+$/.test(after)
-      ? JSON.parse(Buffer.from(after, 'base64url').toString('utf8'))
-      : null;
-  } catch {
-    values = null;
-  }
-  const ok =
-    Array.isArray(values) &&
-    values.length === kinds.length &&
-    values.every((v, i) => {
-      const kind = kinds[i];
-      if (kind === 'number') return Number.isSafeInteger(v);
-      if (typeof v !== 'string' || v.length > 1000 || v.includes('\u0000')) return false;
-      return kind === 'string' || (ISO_INSTANT.test(v) && !Number.isNaN(Date.parse(v)));
-    });
-  if (!ok) throw coreError('invalid_cursor', 'after is not a cursor returned by this list');
-  return values as CursorValue[];
+export function decodeCursor(after: string, kinds: readonly CursorKind[]): CursorValue[] {
+  const values = parseCursor(after, kinds);
+  if (!values) throw coreError('invalid_cursor', 'after is not a cursor returned by this list');
+  return values;
 }
 
 /** Resolves the paging style of a request; mixing `first`/`after` with `limit`/`offset` is a 400. */
