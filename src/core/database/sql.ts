@@ -1,4 +1,4 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import { QueryFailedError, type DataSource, type EntityManager } from 'typeorm';
 
 type Queryable = Pick<DataSource | EntityManager, 'query'>;
 
@@ -17,4 +17,14 @@ export async function queryRows<T>(db: Queryable, sql: string, params: unknown[]
     return result[0] as T[];
   }
   return result as T[];
+}
+
+/**
+ * When `err` is a unique-constraint violation (a concurrent or repeated write), the name of the
+ * violated constraint or index (`''` if PostgreSQL gave none); null for any other error.
+ */
+export function uniqueViolation(err: unknown): string | null {
+  if (!(err instanceof QueryFailedError)) return null;
+  const driver = err.driverError as { code?: string; constraint?: string };
+  return driver.code === '23505' ? (driver.constraint ?? '') : null;
 }

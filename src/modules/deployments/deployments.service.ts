@@ -300,6 +300,16 @@ export class DeploymentsService implements OnModuleInit {
       throw deploymentsError('unknown_region', `Region ${region} does not exist; see GET /api/v1/regions`);
   }
 
+  /** Whether deployment `id` belongs to the account: workspace routes scope everything by it. */
+  async existsInAccount(accountId: number, id: number): Promise<boolean> {
+    const rows = await queryRows(
+      this.dataSource,
+      `SELECT 1 FROM deployments WHERE id = $1 AND account_id = $2`,
+      [id, accountId],
+    );
+    return rows.length > 0;
+  }
+
   private async row(
     accountId: number,
     id: number,

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DeploymentsModule } from '../deployments/deployments.module.js';
 import { ReportPlacement } from './entities/report-placement.entity.js';
 import { ReportView } from './entities/report-view.entity.js';
 import { Report } from './entities/report.entity.js';
@@ -11,7 +12,7 @@ import { ReportsService } from './reports.service.js';
 
 /** Reports and their placements in spreadsheets. */
 @Module({
-  imports: [TypeOrmModule.forFeature([Report, ReportPlacement, ReportView])],
+  imports: [DeploymentsModule, TypeOrmModule.forFeature([Report, ReportPlacement, ReportView])],
   controllers: [ReportsController],
   providers: [ReportsService, ReportListService, PlacementsService, ReportViews],
   exports: [ReportsService],

@@ -1,10 +1,11 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { DataSource, QueryFailedError, type EntityManager } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { Action } from '../../core/auth/action.js';
 import { AccessService, type ResourceRef } from '../../core/auth/access.service.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { queryRows } from '../../core/database/sql.js';
+import { queryRows, uniqueViolation } from '../../core/database/sql.js';
 import { coreError } from '../../core/http/api-error.js';
+import { DeploymentsService } from '../deployments/deployments.service.js';
 import { folderRefs } from '../workspace/content.sql.js';
 import type { CreateReportDto, ReportDto, UpdateReportDto } from './dto/report.dto.js';
 import { READ_REPORT_SQL } from './report.sql.js';
@@ -29,9 +30,6 @@ const DEFINITION_COLUMNS = {
   workbookId: 'workbook_id',
 } as const;
 
-const isUniqueViolation = (e: unknown): boolean =>
-  e instanceof QueryFailedError && (e.driverError as { code?: string }).code === '23505';
-
 /**
  * Reports of a deployment: read, create, update, upsert by public id, move and delete (the list
  * is {@link ReportListService}). Every read is one shaping query (`reportSelectSql`); access is decided by
@@ -43,6 +41,7 @@ export class ReportsService implements OnModuleInit {
     private readonly dataSource: DataSource,
     private readonly access: AccessService,
     private readonly views: ReportViews,
+    private readonly deployments: DeploymentsService,
   ) {}
 
   /** A report inherits grants from its workbook and from every folder above it; owners manage it. */
@@ -145,7 +144,7 @@ export class ReportsService implements OnModuleInit {
       );
       return this.read(actor, deploymentId, row.id, { canEdit: true, canManage: true });
     } catch (e) {
-      if (isUniqueViolation(e)) {
+      if (uniqueViolation(e) !== null) {
         throw reportsError('public_id_taken', `publicId ${dto.publicId} is already used by another report`);
       }
       throw e;
@@ -216,7 +215,7 @@ export class ReportsService implements OnModuleInit {
         );
       });
     } catch (e) {
-      if (isUniqueViolation(e)) {
+      if (uniqueViolation(e) !== null) {
         throw reportsError('public_id_taken', `publicId ${dto.publicId} is already used by another report`);
       }
       throw e;
@@ -356,12 +355,8 @@ export class ReportsService implements OnModuleInit {
   }
 
   private async assertDeployment(actor: Principal, deploymentId: number): Promise<void> {
-    const rows = await queryRows(
-      this.dataSource,
-      `SELECT 1 FROM deployments WHERE id = $1 AND account_id = $2`,
-      [deploymentId, actor.accountId],
-    );
-    if (!rows[0]) throw coreError('not_found', `Deployment ${deploymentId} was not found`);
+    if (!(await this.deployments.existsInAccount(actor.accountId, deploymentId)))
+      throw coreError('not_found', `Deployment ${deploymentId} was not found`);
   }
 
   /** Trimmed; blank is a 400; null means "not sent". */

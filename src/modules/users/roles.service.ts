@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, QueryFailedError, type EntityManager } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { BUILT_IN_ROLE_NAMES } from '../../core/auth/action.js';
+import { uniqueViolation } from '../../core/database/sql.js';
 import type { Principal } from '../../core/auth/principal.js';
 import {
   buildPage,
@@ -142,7 +143,7 @@ export class RolesService {
     try {
       return await this.dataSource.transaction(work);
     } catch (err) {
-      if (err instanceof QueryFailedError && (err.driverError as { code?: string }).code === '23505') {
+      if (uniqueViolation(err) !== null) {
         throw usersError('role_name_taken', 'A role with that name already exists');
       }
       throw err;

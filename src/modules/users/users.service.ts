@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, QueryFailedError, type EntityManager } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { builtInRoleActions } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
 import {
@@ -15,7 +15,7 @@ import type { PoliciesInputDto, PoliciesResponseDto } from './dto/policy.dto.js'
 import type { UserCreateDto, UserDto, UserUpdateDto, UsersQueryDto } from './dto/user.dto.js';
 import { PoliciesService } from './policies.service.js';
 import { usersError } from './users.errors.js';
-import { queryRows } from '../../core/database/sql.js';
+import { queryRows, uniqueViolation } from '../../core/database/sql.js';
 
 interface UserRow {
   id: number;
@@ -275,8 +275,8 @@ export class UsersService {
   }
 
   private uniqueViolation(err: unknown): unknown {
-    if (err instanceof QueryFailedError && (err.driverError as { code?: string }).code === '23505') {
-      const constraint = (err.driverError as { constraint?: string }).constraint ?? '';
+    const constraint = uniqueViolation(err);
+    if (constraint !== null) {
       if (constraint.includes('username'))
         return usersError('username_taken', 'That username is already in use');
       return usersError('email_taken', 'A user with that email already exists');

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { Action } from '../../core/auth/action.js';
 import { AccessService } from '../../core/auth/access.service.js';
+import { DeploymentsService } from '../deployments/deployments.service.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { queryRows } from '../../core/database/sql.js';
 import { coreError } from '../../core/http/api-error.js';
@@ -60,16 +61,12 @@ export class FoldersService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly access: AccessService,
+    private readonly deployments: DeploymentsService,
   ) {}
 
   /** 404 unless the deployment belongs to the caller's account. */
   async assertDeployment(actor: Principal, deploymentId: number): Promise<void> {
-    const rows = await queryRows(
-      this.dataSource,
-      `SELECT 1 FROM deployments WHERE id = $1 AND account_id = $2`,
-      [deploymentId, actor.accountId],
-    );
-    if (!rows.length)
+    if (!(await this.deployments.existsInAccount(actor.accountId, deploymentId)))
       throw workspaceError('deployment_not_found', `Deployment ${deploymentId} was not found`);
   }
 

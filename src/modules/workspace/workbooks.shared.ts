@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AccessService } from '../../core/auth/access.service.js';
+import { DeploymentsService } from '../deployments/deployments.service.js';
 import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { coreError } from '../../core/http/api-error.js';
@@ -68,6 +69,7 @@ export class WorkbookLookup {
   constructor(
     private readonly dataSource: DataSource,
     private readonly access: AccessService,
+    private readonly deployments: DeploymentsService,
   ) {}
 
   /** The Workbook shape of one row, in one query. */
@@ -82,11 +84,7 @@ export class WorkbookLookup {
 
   /** 404 unless the deployment is in the caller's account. */
   async assertDeployment(actor: Principal, deploymentId: number): Promise<void> {
-    const rows = await this.dataSource.query<unknown[]>(
-      `SELECT 1 FROM deployments WHERE id = $1 AND account_id = $2`,
-      [deploymentId, actor.accountId],
-    );
-    if (rows.length === 0)
+    if (!(await this.deployments.existsInAccount(actor.accountId, deploymentId)))
       throw workbooksError('deployment_not_found', `Deployment ${deploymentId} was not found`);
   }
 

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DeploymentsModule } from '../deployments/deployments.module.js';
 import { ReportsModule } from '../reports/reports.module.js';
 import { ContentAccess } from './content-access.js';
 import { DashboardsService } from './dashboards.service.js';
@@ -21,7 +22,7 @@ import { WorkspaceService } from './workspace.service.js';
  * their own module; this one moves and deletes them through `ReportsService`.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([Folder, Workbook, Dashboard]), ReportsModule],
+  imports: [DeploymentsModule, TypeOrmModule.forFeature([Folder, Workbook, Dashboard]), ReportsModule],
   controllers: [FoldersController, WorkbooksController, WorkspaceController],
   providers: [
     ContentAccess,
