@@ -7,6 +7,8 @@ import { HealthModule } from './core/health/health.module.js';
 import { HttpCoreModule } from './core/http/http-core.module.js';
 import { LoggingModule } from './core/logging/logging.module.js';
 import { QueueModule } from './core/queue/queue.module.js';
+import { CryptoModule } from './core/crypto/crypto.module.js';
+import { EmbeddingModule } from './modules/embedding/embedding.module.js';
 import { DeploymentsModule } from './modules/deployments/deployments.module.js';
 import { ReportsModule } from './modules/reports/reports.module.js';
 import { UsersModule } from './modules/users/users.module.js';
@@ -23,6 +25,7 @@ export class AppModule {
         LoggingModule.forRoot(config),
         DatabaseModule.forRoot(config),
         QueueModule.forRoot(config),
+        CryptoModule,
         AuthModule,
         HttpCoreModule,
         HealthModule,
@@ -30,6 +33,7 @@ export class AppModule {
         DeploymentsModule,
         WorkspaceModule,
         ReportsModule,
+        EmbeddingModule,
       ],
     };
   }

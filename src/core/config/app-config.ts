@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
@@ -50,6 +51,8 @@ export const ENV_KEYS = [
   'QUEUE_ENQUEUE_TIMEOUT_MS',
   'OUTBOX_RELAY_INTERVAL_MS',
   'REPORT_VIEW_FLUSH_MS',
+  'EMBED_USERS_MAX',
+  'SECRETS_KEY',
   'TLS_CERT_FILE',
   'TLS_KEY_FILE',
   'TRUST_PROXY',
@@ -79,6 +82,14 @@ export class AppConfig {
   /** How often report views (lastViewedAt) buffered in memory are written, in ms. */
   readonly reportViewFlushMs: number;
   readonly bootstrap: { account: string; email: string };
+  /** Most embed users one account may hold; provisioning beyond it answers 429. */
+  readonly embedUsersMax: number;
+  /**
+   * The 32-byte key that encrypts secrets at rest. Outside production a fixed development key
+   * stands in when none is configured ({@link secretsKeyIsDevelopmentDefault}).
+   */
+  readonly secretsKey: Buffer;
+  readonly secretsKeyIsDevelopmentDefault: boolean;
 
   constructor(
     readonly role: ProcessRole,
@@ -125,6 +136,18 @@ export class AppConfig {
     this.logLevel = env.LOG_LEVEL ?? (role === 'cli' ? 'silent' : this.env === 'test' ? 'warn' : 'info');
     this.deploymentDomain = env.DEPLOYMENT_DOMAIN ?? 'platform.localhost';
     this.reportViewFlushMs = env.REPORT_VIEW_FLUSH_MS ?? 1000;
+    this.embedUsersMax = env.EMBED_USERS_MAX ?? 100_000;
+    if (env.SECRETS_KEY) {
+      this.secretsKey = Buffer.from(env.SECRETS_KEY, 'base64');
+      this.secretsKeyIsDevelopmentDefault = false;
+    } else if (development || role === 'cli') {
+      this.secretsKey = createHash('sha256').update('platform-api development secrets key').digest();
+      this.secretsKeyIsDevelopmentDefault = true;
+    } else {
+      throw new ConfigError(
+        'Invalid configuration:\n  SECRETS_KEY is required in production (openssl rand -base64 32)',
+      );
+    }
     this.bootstrap = {
       account: env.BOOTSTRAP_ACCOUNT ?? 'default',
       email: env.BOOTSTRAP_EMAIL ?? 'admin@example.com',

@@ -38,6 +38,13 @@ export class EnvSchema {
   @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(30000) QUEUE_ENQUEUE_TIMEOUT_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(600000) OUTBOX_RELAY_INTERVAL_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(10) @Max(60000) REPORT_VIEW_FLUSH_MS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(100000000) EMBED_USERS_MAX?: number;
+
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9+/_-]{43}=?$/, {
+    message: 'SECRETS_KEY must be 32 random bytes in base64 (openssl rand -base64 32)',
+  })
+  SECRETS_KEY?: string;
 
   @IsOptional() @IsString() TLS_CERT_FILE?: string;
   @IsOptional() @IsString() TLS_KEY_FILE?: string;

@@ -5,6 +5,7 @@ import { ApiKeysController } from './api-keys.controller.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { Account } from './entities/account.entity.js';
 import { ApiKey } from './entities/api-key.entity.js';
+import { Group } from './entities/group.entity.js';
 import { Policy } from './entities/policy.entity.js';
 import { Role } from './entities/role.entity.js';
 import { UserRole } from './entities/user-role.entity.js';
@@ -17,7 +18,7 @@ import { UsersService } from './users.service.js';
 
 /** Accounts, console users, roles, object-level grants and API keys. */
 @Module({
-  imports: [TypeOrmModule.forFeature([Account, User, Role, UserRole, Policy, ApiKey])],
+  imports: [TypeOrmModule.forFeature([Account, User, Role, UserRole, Policy, ApiKey, Group])],
   controllers: [UsersController, RolesController, ApiKeysController],
   providers: [UsersService, RolesService, PoliciesService, ApiKeysService, AccountsService],
   exports: [AccountsService],

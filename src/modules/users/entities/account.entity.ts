@@ -9,6 +9,12 @@ export class Account {
 
   @Column({ type: 'varchar', length: 255 }) name: string;
 
+  /**
+   * The key that signs this account's embed tokens, sealed with SECRETS_KEY. Made on the first
+   * embed session; never returned.
+   */
+  @Column({ type: 'text', nullable: true, select: false }) embedSecret: string | null;
+
   @CreateDateColumn({ type: 'timestamptz' }) createdAt: Date;
 
   @UpdateDateColumn({ type: 'timestamptz' }) updatedAt: Date;
