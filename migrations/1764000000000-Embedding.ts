@@ -29,7 +29,7 @@ export class Embedding1764000000000 implements MigrationInterface {
     );
     await queryRunner.query(`CREATE INDEX "ix_embed_users_account" ON "embed_users"("account_id")`);
     await queryRunner.query(
-      `CREATE INDEX "ix_embed_users_email" ON "embed_users"("tenant_id", "email", "id")`,
+      `CREATE INDEX "ix_embed_users_email" ON "embed_users"("tenant_id", "email" COLLATE "C", "id")`,
     );
     await queryRunner.query(
       `CREATE UNIQUE INDEX "uq_embed_users_external_id" ON "embed_users"("tenant_id", "external_id")`,

@@ -15,6 +15,7 @@ import {
 } from '@nestjs/swagger';
 import { ErrorResponseDto } from '../http/error-response.dto.js';
 import type { Action } from './action.js';
+import type { EmbedPrincipal } from './embed-principal.js';
 import type { Principal } from './principal.js';
 
 export const ACCESS_METADATA = 'platform:access';
@@ -25,10 +26,12 @@ export const ACCESS_METADATA = 'platform:access';
  * - `authenticated`: any valid token;
  * - `actions`: every listed action held account-wide;
  * - `object`: the action held account-wide or on at least one resource; the service then
- *   checks the addressed resource through `AccessService`.
+ *   checks the addressed resource through `AccessService`;
+ * - `embed`: an embed token (not a Platform API token); the caller is an embed user.
  */
 export type AccessRule =
   | { kind: 'public' }
+  | { kind: 'embed' }
   | { kind: 'authenticated' }
   | { kind: 'actions'; actions: readonly Action[] }
   | { kind: 'object'; actions: readonly Action[] };
@@ -37,7 +40,15 @@ function documented(rule: AccessRule): MethodDecorator & ClassDecorator {
   const decorators: Array<MethodDecorator | ClassDecorator | CustomDecorator<string>> = [
     SetMetadata(ACCESS_METADATA, rule),
   ];
-  if (rule.kind !== 'public') {
+  if (rule.kind === 'embed') {
+    decorators.push(
+      ApiBearerAuth('embedToken'),
+      ApiUnauthorizedResponse({
+        description: 'Missing, malformed, expired or revoked embed token',
+        type: ErrorResponseDto,
+      }),
+    );
+  } else if (rule.kind !== 'public') {
     decorators.push(
       ApiBearerAuth('bearer'),
       ApiSecurity('apiKey'),
@@ -66,8 +77,17 @@ export const RequireObjectAction = (action: Action) => documented({ kind: 'objec
 /** Any valid token. */
 export const Authenticated = () => documented({ kind: 'authenticated' });
 
-/** No token. Reserved for probes. */
+/** An embed token; the handler reads the embed user with {@link CurrentEmbedUser}. */
+export const EmbedTokenRequired = () => documented({ kind: 'embed' });
+
+/** No token: the probes, and the embed session exchange, whose body is the credential. */
 export const Public = () => documented({ kind: 'public' });
+
+/** The embed user of an {@link EmbedTokenRequired} route. */
+export const CurrentEmbedUser = createParamDecorator((_: unknown, ctx: ExecutionContext): EmbedPrincipal => {
+  const req = ctx.switchToHttp().getRequest<{ embedPrincipal?: EmbedPrincipal }>();
+  return req.embedPrincipal!;
+});
 
 /** The authenticated caller. */
 export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal => {

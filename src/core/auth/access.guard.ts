@@ -5,10 +5,14 @@ import type { Request } from 'express';
 import { isContentAction } from './action.js';
 import { coreError } from '../http/api-error.js';
 import { ACCESS_METADATA, type AccessRule } from './access.decorators.js';
+import type { EmbedPrincipal } from './embed-principal.js';
+import { EmbedTokensService } from './embed-tokens.service.js';
 import type { Principal } from './principal.js';
 
 /** `Bearer <token>` as the spec says, or `Api-Key <token>` for compatibility. */
 const AUTHORIZATION = /^(Bearer|Api-Key) +([^\s]+) *$/i;
+/** Embed tokens come as `Bearer <jwt>` only. */
+const EMBED_AUTHORIZATION = /^Bearer +([^\s]+) *$/i;
 
 /**
  * The one global guard. Every route declares an {@link AccessRule}; a route without one is
@@ -17,7 +21,10 @@ const AUTHORIZATION = /^(Bearer|Api-Key) +([^\s]+) *$/i;
  */
 @Injectable()
 export class AccessGuard extends AuthGuard('bearer') implements CanActivate {
-  constructor(private readonly reflector: Reflector) {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly embedTokens: EmbedTokensService,
+  ) {
     super();
   }
 
@@ -33,7 +40,18 @@ export class AccessGuard extends AuthGuard('bearer') implements CanActivate {
     if (!rule) throw coreError('forbidden', 'This route has no access declaration');
     if (rule.kind === 'public') return true;
 
-    const req = ctx.switchToHttp().getRequest<Request & { principal?: Principal }>();
+    const req = ctx
+      .switchToHttp()
+      .getRequest<Request & { principal?: Principal; embedPrincipal?: EmbedPrincipal }>();
+    if (rule.kind === 'embed') {
+      const embed = EMBED_AUTHORIZATION.exec(req.headers.authorization ?? '');
+      if (!embed)
+        throw coreError('unauthorized', 'Send the embed token in the Authorization header: "Bearer <token>"');
+      const principal = await this.embedTokens.verify(embed[1]);
+      if (!principal) throw coreError('unauthorized', 'The embed token is invalid, expired or revoked');
+      req.embedPrincipal = principal;
+      return true;
+    }
     const match = AUTHORIZATION.exec(req.headers.authorization ?? '');
     if (!match) {
       throw coreError('unauthorized', 'Send a token in the Authorization header: "Bearer <token>"');

@@ -13,7 +13,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setTitle('Analytics Platform Management API')
     .setDescription(
       'Manage deployments, workspace content, users and access, and embedding. ' +
-        'Every route except the probes needs a token in the Authorization header: ' +
+        'Every route except the probes and the embed session exchange needs a token in the ' +
+        'Authorization header: ' +
         '`Bearer <token>` (or `Api-Key <token>`). Errors share one shape: ' +
         '`{statusCode, error, message, code}`.',
     )
@@ -27,6 +28,15 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         description: 'The same token as `Api-Key <token>`',
       },
       'apiKey',
+    )
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description: 'Embed token, from `POST /api/v1/embed/session/token`',
+      },
+      'embedToken',
     )
     .build();
   const document = SwaggerModule.createDocument(app, config, {

@@ -1,5 +1,16 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DeploymentsModule } from '../deployments/deployments.module.js';
+import { UsersModule } from '../users/users.module.js';
+import { WorkspaceModule } from '../workspace/workspace.module.js';
+import { EmbedAccessController } from './embed-access.controller.js';
+import { EmbedAccessService } from './embed-access.service.js';
+import { EmbedGroupsService } from './embed-groups.service.js';
+import { EmbedSessionsService } from './embed-sessions.service.js';
+import { EmbedTenantsController } from './embed-tenants.controller.js';
+import { EmbedTenantsService } from './embed-tenants.service.js';
+import { EmbedUsersService } from './embed-users.service.js';
+import { EmbedController } from './embed.controller.js';
 import { EmbedGroupMember } from './entities/embed-group-member.entity.js';
 import { EmbedGroup } from './entities/embed-group.entity.js';
 import { EmbedSession } from './entities/embed-session.entity.js';
@@ -8,8 +19,16 @@ import { EmbedUserGroup } from './entities/embed-user-group.entity.js';
 import { EmbedUser } from './entities/embed-user.entity.js';
 import { WorkbookEmbedAccess } from './entities/workbook-embed-access.entity.js';
 
+/**
+ * Embedding: embed tenants, embed users (provisioned directly, through group membership or by
+ * generate-session, always through `EmbedUsersService.apply`), tenant groups, embed sessions
+ * and tokens, and which embed audiences may open a workbook's published dashboard.
+ */
 @Module({
   imports: [
+    DeploymentsModule,
+    UsersModule,
+    WorkspaceModule,
     TypeOrmModule.forFeature([
       EmbedTenant,
       EmbedUser,
@@ -19,6 +38,14 @@ import { WorkbookEmbedAccess } from './entities/workbook-embed-access.entity.js'
       EmbedSession,
       WorkbookEmbedAccess,
     ]),
+  ],
+  controllers: [EmbedTenantsController, EmbedController, EmbedAccessController],
+  providers: [
+    EmbedTenantsService,
+    EmbedUsersService,
+    EmbedGroupsService,
+    EmbedSessionsService,
+    EmbedAccessService,
   ],
 })
 export class EmbeddingModule {}

@@ -14,4 +14,7 @@ export const usersError = defineErrors({
   unsupported_resource_type: HttpStatus.BAD_REQUEST,
   api_key_not_found: HttpStatus.NOT_FOUND,
   account_not_found: HttpStatus.NOT_FOUND,
+  group_not_found: HttpStatus.NOT_FOUND,
+  group_name_taken: HttpStatus.CONFLICT,
+  unknown_groups: HttpStatus.BAD_REQUEST,
 });

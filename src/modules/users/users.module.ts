@@ -10,6 +10,8 @@ import { Policy } from './entities/policy.entity.js';
 import { Role } from './entities/role.entity.js';
 import { UserRole } from './entities/user-role.entity.js';
 import { User } from './entities/user.entity.js';
+import { GroupsController } from './groups.controller.js';
+import { GroupsService } from './groups.service.js';
 import { PoliciesService } from './policies.service.js';
 import { RolesController } from './roles.controller.js';
 import { RolesService } from './roles.service.js';
@@ -19,8 +21,8 @@ import { UsersService } from './users.service.js';
 /** Accounts, console users, roles, object-level grants and API keys. */
 @Module({
   imports: [TypeOrmModule.forFeature([Account, User, Role, UserRole, Policy, ApiKey, Group])],
-  controllers: [UsersController, RolesController, ApiKeysController],
-  providers: [UsersService, RolesService, PoliciesService, ApiKeysService, AccountsService],
-  exports: [AccountsService],
+  controllers: [UsersController, RolesController, ApiKeysController, GroupsController],
+  providers: [UsersService, RolesService, PoliciesService, ApiKeysService, AccountsService, GroupsService],
+  exports: [AccountsService, GroupsService],
 })
 export class UsersModule {}

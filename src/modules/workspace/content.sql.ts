@@ -8,9 +8,7 @@ import type { ResourceRef } from '../../core/auth/access.service.js';
 /** How deep folders nest: a folder at the root has depth 1. */
 export const MAX_FOLDER_DEPTH = 10;
 
-/** A timestamp as an ISO 8601 UTC string inside JSON built by PostgreSQL. */
-export const isoSql = (expr: string): string =>
-  `to_char(${expr} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+export { isoSql } from '../../core/database/sql.js';
 
 /** The ids of a folder's chain, root first and the folder itself last (`{NULL}` without one). */
 export const folderChainSql = (folder: string): string => `(${folder}.ancestor_ids || ${folder}.id)`;

@@ -33,6 +33,6 @@ import { WorkspaceService } from './workspace.service.js';
     WorkbookCopyService,
     WorkspaceService,
   ],
-  exports: [FoldersService, WorkbooksService],
+  exports: [FoldersService, WorkbooksService, WorkbookLookup],
 })
 export class WorkspaceModule {}

@@ -1,9 +1,10 @@
-import { HttpException, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Action, contentActions, type ContentType } from '../../core/auth/action.js';
 import { AccessService } from '../../core/auth/access.service.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { queryRows } from '../../core/database/sql.js';
+import { clientFailure } from '../../core/http/bulk.js';
 import { coreError } from '../../core/http/api-error.js';
 import { buildPage, DEFAULT_PAGE_SIZE, type Page, type Paging } from '../../core/http/pagination.js';
 import { likePattern } from '../../core/http/sql.js';
@@ -138,13 +139,6 @@ function keysetAfter(
 }
 
 /** The status and message an HTTP error would have answered; null for anything unexpected. */
-function clientFailure(e: unknown): { status: number; message: string } | null {
-  if (!(e instanceof HttpException) || e.getStatus() >= 500) return null;
-  const body = e.getResponse();
-  const message = typeof body === 'string' ? body : (body as { message?: unknown }).message;
-  return { status: e.getStatus(), message: Array.isArray(message) ? message.join('; ') : String(message) };
-}
-
 /** Each distinct `(type, id)` once, in the order first given. */
 function distinct(items: readonly WorkspaceItemRefDto[]): WorkspaceItemRefDto[] {
   const seen = new Set<string>();

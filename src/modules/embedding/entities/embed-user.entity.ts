@@ -19,7 +19,8 @@ import { EmbedTenant } from './embed-tenant.entity.js';
  */
 @Entity('embed_users')
 @Index('uq_embed_users_external_id', ['tenantId', 'externalId'], { unique: true })
-@Index('ix_embed_users_email', ['tenantId', 'email', 'id'])
+/** Lists page by (email, id) in byte order, so the index is `email COLLATE "C"` (migration only). */
+@Index('ix_embed_users_email', { synchronize: false })
 @Index('ix_embed_users_account', ['accountId'])
 export class EmbedUser {
   @PrimaryGeneratedColumn() id: number;

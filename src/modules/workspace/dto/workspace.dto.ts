@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ArrayMinSize, IsArray, IsIn, ValidateIf } from 'class-validator';
+import { BulkActionErrorDto } from '../../../core/http/bulk.js';
 import { PageInfoDto, PageQueryDto } from '../../../core/http/pagination.js';
 import { EnumField, IntField, NestedField, StringField } from '../../../core/http/validation.js';
 import { WORKSPACE_ITEM_TYPES, type WorkspaceItemType } from '../content.sql.js';
@@ -139,11 +140,6 @@ export class BulkDeleteWorkspaceObjectsDto {
   })
   @ArrayMinSize(1)
   items: WorkspaceItemRefDto[];
-}
-
-export class BulkActionErrorDto {
-  @ApiProperty({ description: 'The status the single-item endpoint would have answered' }) status: number;
-  @ApiProperty() message: string;
 }
 
 export class WorkspaceBulkFailureDto {

@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { errors as joseErrors, jwtVerify, SignJWT, type JWTHeaderParameters } from 'jose';
+import { DataSource } from 'typeorm';
+import { SecretBoxService } from '../crypto/secret-box.service.js';
+import type { EmbedPrincipal, EmbedTokenClaims } from './embed-principal.js';
+
+export const EMBED_TOKEN_ISSUER = 'cubecloud';
+export const EMBED_TOKEN_AUDIENCE = 'embed';
+const KEY_ID_PREFIX = 'acc-';
+/** A JWT is three base64url parts; anything else is not even looked at. */
+const JWT_SHAPE = /^[A-Za-z0-9_-]{2,2048}\.[A-Za-z0-9_-]{2,16384}\.[A-Za-z0-9_-]{2,512}$/;
+const MAX_CACHED_KEYS = 1000;
+
+const secretContext = (accountId: number) => `accounts:${accountId}:embed_secret`;
+
+interface SessionRow {
+  tenantId: number;
+  tenantName: string;
+  embedUserId: number;
+  externalId: string;
+  deploymentId: number;
+  context: { publicDashboardId?: string | null; creatorMode?: boolean | null };
+}
+
+/**
+ * Signs and verifies embed tokens: HS256 JWTs signed with the account's embed key (32 random
+ * bytes made on first use, stored sealed with SECRETS_KEY). A token is accepted only while the
+ * session it came from is neither revoked nor deleted (deleting the tenant deletes it), so every
+ * verification reads that session row.
+ */
+@Injectable()
+export class EmbedTokensService {
+  private readonly keys = new Map<number, Uint8Array>();
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly secrets: SecretBoxService,
+  ) {}
+
+  async sign(claims: EmbedTokenClaims, embedUserId: number, expiresAt: Date): Promise<string> {
+    const key = await this.accountKey(claims.acc, true);
+    return new SignJWT({ ...claims })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: `${KEY_ID_PREFIX}${claims.acc}` })
+      .setIssuer(EMBED_TOKEN_ISSUER)
+      .setAudience(EMBED_TOKEN_AUDIENCE)
+      .setSubject(String(embedUserId))
+      .setIssuedAt()
+      .setJti(randomBytes(12).toString('hex'))
+      .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
+      .sign(key!);
+  }
+
+  /** The embed user behind `token`, or null for anything not valid right now. */
+  async verify(token: string): Promise<EmbedPrincipal | null> {
+    if (!JWT_SHAPE.test(token)) return null;
+    let claims: EmbedTokenClaims & { sub?: string };
+    try {
+      const { payload } = await jwtVerify(token, (header: JWTHeaderParameters) => this.keyFor(header), {
+        issuer: EMBED_TOKEN_ISSUER,
+        audience: EMBED_TOKEN_AUDIENCE,
+        algorithms: ['HS256'],
+        requiredClaims: ['exp', 'sub', 'sid', 'acc'],
+      });
+      claims = payload as unknown as EmbedTokenClaims & { sub?: string };
+    } catch (err) {
+      if (err instanceof joseErrors.JOSEError || err instanceof UnknownKeyError) return null;
+      throw err;
+    }
+    if (!Number.isSafeInteger(claims.sid) || !Number.isSafeInteger(claims.acc)) return null;
+    const [row] = await this.dataSource.query<SessionRow[]>(
+      `SELECT s.tenant_id AS "tenantId", t.name AS "tenantName", s.embed_user_id AS "embedUserId",
+              u.external_id AS "externalId", s.deployment_id AS "deploymentId", s.context
+       FROM embed_sessions s
+       JOIN embed_tenants t ON t.id = s.tenant_id
+       JOIN embed_users u ON u.id = s.embed_user_id
+       WHERE s.id = $1 AND s.account_id = $2 AND s.revoked_at IS NULL AND s.exchanged_at IS NOT NULL
+         AND s.token_expires_at > now()`,
+      [claims.sid, claims.acc],
+    );
+    if (!row || String(row.embedUserId) !== claims.sub) return null;
+    return {
+      accountId: claims.acc,
+      embedUserId: row.embedUserId,
+      externalId: row.externalId,
+      tenantId: row.tenantId,
+      tenantName: row.tenantName,
+      deploymentId: row.deploymentId,
+      sessionId: claims.sid,
+      publicDashboardId: row.context.publicDashboardId ?? null,
+      creatorMode: row.context.creatorMode === true,
+    };
+  }
+
+  private async keyFor(header: JWTHeaderParameters): Promise<Uint8Array> {
+    const kid = header.kid ?? '';
+    const id = kid.startsWith(KEY_ID_PREFIX) ? Number(kid.slice(KEY_ID_PREFIX.length)) : NaN;
+    const key = Number.isSafeInteger(id) && id > 0 ? await this.accountKey(id, false) : null;
+    if (!key) throw new UnknownKeyError();
+    return key;
+  }
+
+  /** The account's signing key; made (once, race-free) when `create` and there is none yet. */
+  private async accountKey(accountId: number, create: boolean): Promise<Uint8Array | null> {
+    const cached = this.keys.get(accountId);
+    if (cached) return cached;
+    let sealed = await this.sealedKey(accountId);
+    if (sealed === null && create) {
+      await this.dataSource.query(
+        `UPDATE accounts SET embed_secret = $2 WHERE id = $1 AND embed_secret IS NULL`,
+        [accountId, this.secrets.seal(randomBytes(32), secretContext(accountId))],
+      );
+      sealed = await this.sealedKey(accountId);
+    }
+    if (sealed === null) return null;
+    const key = new Uint8Array(this.secrets.open(sealed, secretContext(accountId)));
+    if (this.keys.size >= MAX_CACHED_KEYS) this.keys.delete(this.keys.keys().next().value!);
+    this.keys.set(accountId, key);
+    return key;
+  }
+
+  private async sealedKey(accountId: number): Promise<string | null> {
+    const [row] = await this.dataSource.query<Array<{ sealed: string | null }>>(
+      `SELECT embed_secret AS sealed FROM accounts WHERE id = $1`,
+      [accountId],
+    );
+    return row?.sealed ?? null;
+  }
+}
+
+class UnknownKeyError extends Error {}

@@ -1,0 +1,117 @@
+import { Body, Controller, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Action } from '../../core/auth/action.js';
+import {
+  CurrentEmbedUser,
+  CurrentPrincipal,
+  EmbedTokenRequired,
+  Public,
+  RequireActions,
+} from '../../core/auth/access.decorators.js';
+import type { EmbedPrincipal } from '../../core/auth/embed-principal.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { DashboardDto } from '../workspace/dto/dashboard.dto.js';
+import { DashboardEmbeddingResponseDto, UpdateDashboardEmbeddingDto } from './dto/embed-access.dto.js';
+import {
+  GenerateEmbedTokenResponseDto,
+  GenerateSessionDto,
+  GenerateSessionResponseDto,
+  PostTokenBySessionIdDto,
+  RevokeEmbedSessionDto,
+} from './dto/embed-session.dto.js';
+import { EmbedAccessService } from './embed-access.service.js';
+import { EmbedSessionsService } from './embed-sessions.service.js';
+
+@ApiTags('Embed')
+@Controller('api/v1/embed')
+export class EmbedController {
+  constructor(
+    private readonly sessions: EmbedSessionsService,
+    private readonly access: EmbedAccessService,
+  ) {}
+
+  @Post('generate-session')
+  @HttpCode(200)
+  @RequireActions(Action.All)
+  @ApiOperation({
+    summary: 'Generate an embed session',
+    description:
+      'Creates or updates the embed user exactly as provisioning does (tenant `embedTenantName`, default ' +
+      '`default`, created on demand) and returns a single-use session id, valid 5 minutes, to exchange for an ' +
+      'embed token. `tenantGroups` and `tenantGroupDefinitions` need `creatorMode: true`. ' +
+      '`ephemeralTtlSeconds` is no longer accepted.',
+  })
+  @ApiOkResponse({ type: GenerateSessionResponseDto })
+  @ApiErrors(400, 404, 409, 429)
+  generateSession(
+    @CurrentPrincipal() actor: Principal,
+    @Body() dto: GenerateSessionDto,
+  ): Promise<GenerateSessionResponseDto> {
+    return this.sessions.generate(actor, dto);
+  }
+
+  @Post('session/token')
+  @HttpCode(200)
+  @Public()
+  @ApiOperation({
+    summary: 'Exchange a session for an embed token',
+    description:
+      'No other credential: the session id is one. Single use. The token is a JWT signed with the account’s ' +
+      'embed key and valid 24 hours. Unknown, used, expired or revoked session id: 401.',
+  })
+  @ApiOkResponse({ type: GenerateEmbedTokenResponseDto })
+  @ApiErrors(400, 401)
+  postTokenBySessionId(@Body() dto: PostTokenBySessionIdDto): Promise<GenerateEmbedTokenResponseDto> {
+    return this.sessions.exchange(dto.sessionId);
+  }
+
+  @Post('session/revoke')
+  @HttpCode(204)
+  @RequireActions(Action.All)
+  @ApiOperation({
+    summary: 'Revoke an embed session',
+    description:
+      'The session id can no longer be exchanged and the token it produced stops working. Idempotent: unknown, ' +
+      'expired and revoked ids answer 204 too.',
+  })
+  @ApiNoContentResponse({ description: 'Revoked, or nothing to revoke' })
+  @ApiErrors(400)
+  revokeSession(@CurrentPrincipal() actor: Principal, @Body() dto: RevokeEmbedSessionDto): Promise<void> {
+    return this.sessions.revoke(actor, dto.sessionId);
+  }
+
+  @Get('dashboard/:publicId')
+  @EmbedTokenRequired()
+  @ApiOperation({
+    summary: 'Get an embeddable dashboard',
+    description:
+      'For an embed token: the published dashboard, when it is shared with every embed user or with the ' +
+      'user’s tenant. A tenant share also needs signed embedding allowed (else 403). Anything else, or ' +
+      'outside the session’s deployment, is a 404.',
+  })
+  @ApiOkResponse({ type: DashboardDto })
+  @ApiErrors(403, 404)
+  getDashboard(
+    @CurrentEmbedUser() user: EmbedPrincipal,
+    @Param('publicId') publicId: string,
+  ): Promise<DashboardDto> {
+    return this.access.embedDashboard(user, publicId);
+  }
+
+  @Patch('dashboard/:publicId')
+  @RequireActions(Action.All)
+  @ApiOperation({
+    summary: 'Enable or disable signed embedding for a dashboard',
+    description: 'With it off, embed tokens of tenants the dashboard is shared with get 403.',
+  })
+  @ApiOkResponse({ type: DashboardEmbeddingResponseDto })
+  @ApiErrors(400, 404)
+  updateDashboardEmbedding(
+    @CurrentPrincipal() actor: Principal,
+    @Param('publicId') publicId: string,
+    @Body() dto: UpdateDashboardEmbeddingDto,
+  ): Promise<DashboardEmbeddingResponseDto> {
+    return this.access.setDashboardEmbedding(actor, publicId, dto);
+  }
+}

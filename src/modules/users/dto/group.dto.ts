@@ -1,0 +1,31 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { PageInfoDto, PageQueryDto } from '../../../core/http/pagination.js';
+import { StringField } from '../../../core/http/validation.js';
+
+export const GROUP_NAME_MAX = 100;
+export const GROUP_DESCRIPTION_MAX = 500;
+
+export class GroupDto {
+  @ApiProperty() id: number;
+  @ApiProperty({ description: 'As the data model sees it; compared exactly' }) name: string;
+  @ApiProperty({ type: String, nullable: true }) description: string | null;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+}
+
+export class GroupsListDto {
+  @ApiProperty({ type: GroupDto, isArray: true }) items: GroupDto[];
+  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
+}
+
+export class GroupsQueryDto extends PageQueryDto {
+  @StringField({ optional: true, maxLength: 200, description: 'Case-insensitive substring of the name' })
+  search?: string;
+}
+
+export class CreateGroupDto {
+  @StringField({ minLength: 1, maxLength: GROUP_NAME_MAX, description: 'Unique in the account' })
+  name: string;
+
+  @StringField({ optional: true, nullable: true, maxLength: GROUP_DESCRIPTION_MAX })
+  description?: string | null;
+}
