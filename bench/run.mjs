@@ -37,7 +37,7 @@
 /* global fetch */
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -379,6 +379,7 @@ try {
     MIGRATIONS_RUN: 'false',
     REDIS_URL,
     QUEUE_PREFIX: 'bench',
+    SECRETS_KEY: process.env.SECRETS_KEY ?? randomBytes(32).toString('base64'),
   });
   servers.baseline = await startServer('baseline', ['bench/baseline.mjs'], { BENCH_DIST: DIST });
   const startupPeak = { service: hwmMb(servers.service.pid), baseline: hwmMb(servers.baseline.pid) };

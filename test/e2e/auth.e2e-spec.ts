@@ -23,9 +23,13 @@ describe('authentication', () => {
     }
   });
 
-  it('serves only the probes and the Swagger UI without a token', async () => {
+  it('serves only the probes, the embed session exchange and the Swagger UI without a token', async () => {
     const publicOps = operations(t.app.get(OpenApiDocument).get()).filter((o) => o.public);
-    expect(publicOps.map((o) => o.path).sort()).toEqual(['/health/live', '/health/ready']);
+    expect(publicOps.map((o) => o.path).sort()).toEqual([
+      '/api/v1/embed/session/token',
+      '/health/live',
+      '/health/ready',
+    ]);
     expect((await t.http().get('/docs')).status).toBe(200);
   });
 

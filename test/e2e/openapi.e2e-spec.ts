@@ -25,6 +25,10 @@ describe('OpenAPI document and Swagger UI', () => {
     );
   });
 
+  /** Probes and the session exchange take no token; the embed dashboard takes an embed token only. */
+  const PUBLIC_PATHS = new Set(['/health/live', '/health/ready', '/api/v1/embed/session/token']);
+  const EMBED_TOKEN_ROUTES = new Set(['get /api/v1/embed/dashboard/{publicId}']);
+
   it('gives every operation a unique operationId, a tag, its security, and response schemas', () => {
     const ops = operations(t.app.get(OpenApiDocument).get());
     const ids = ops.map((o) => o.operationId);
@@ -33,12 +37,12 @@ describe('OpenAPI document and Swagger UI', () => {
       const where = `${op.method} ${op.path}`;
       expect({ where, id: typeof op.operationId }).toEqual({ where, id: 'string' });
       expect({ where, tags: (op.op.tags as string[]).length > 0 }).toEqual({ where, tags: true });
-      if (!op.path.startsWith('/health/')) {
-        expect({ where, security: op.op.security }).toEqual({
-          where,
-          security: [{ bearer: [] }, { apiKey: [] }],
-        });
-      }
+      const expected = PUBLIC_PATHS.has(op.path)
+        ? undefined
+        : EMBED_TOKEN_ROUTES.has(where)
+          ? [{ embedToken: [] }]
+          : [{ bearer: [] }, { apiKey: [] }];
+      expect({ where, security: op.op.security }).toEqual({ where, security: expected });
       const responses = op.op.responses as Record<string, { content?: Record<string, { schema?: unknown }> }>;
       const success = Object.entries(responses).filter(([code]) => code.startsWith('2'));
       expect({ where, hasSuccess: success.length > 0 }).toEqual({ where, hasSuccess: true });

@@ -43,6 +43,7 @@ export async function startApp(env: Record<string, string | undefined> = {}): Pr
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_MAX: '100000',
     OUTBOX_RELAY_INTERVAL_MS: '500',
+    SECRETS_KEY: randomBytes(32).toString('base64'),
     ...env,
   });
   const app = await createHttpApp(config);
