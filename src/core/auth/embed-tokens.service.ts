@@ -38,17 +38,30 @@ export class EmbedTokensService {
     private readonly secrets: SecretBoxService,
   ) {}
 
-  async sign(claims: EmbedTokenClaims, embedUserId: number, expiresAt: Date): Promise<string> {
-    const key = await this.accountKey(claims.acc, true);
+  /**
+   * The account's signing key, made (once, race-free) on first use. Fetch it before opening a
+   * transaction that then calls {@link sign}: on a cold cache it needs a connection of its own.
+   */
+  async signingKey(accountId: number): Promise<Uint8Array> {
+    return (await this.accountKey(accountId, true))!;
+  }
+
+  sign(
+    key: Uint8Array,
+    claims: EmbedTokenClaims,
+    embedUserId: number,
+    issuedAt: Date,
+    expiresAt: Date,
+  ): Promise<string> {
     return new SignJWT({ ...claims })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: `${KEY_ID_PREFIX}${claims.acc}` })
       .setIssuer(EMBED_TOKEN_ISSUER)
       .setAudience(EMBED_TOKEN_AUDIENCE)
       .setSubject(String(embedUserId))
-      .setIssuedAt()
+      .setIssuedAt(Math.floor(issuedAt.getTime() / 1000))
       .setJti(randomBytes(12).toString('hex'))
       .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
-      .sign(key!);
+      .sign(key);
   }
 
   /** The embed user behind `token`, or null for anything not valid right now. */

@@ -34,6 +34,7 @@ interface ExchangedSession {
   externalId: string;
   deploymentId: number;
   context: Record<string, unknown>;
+  exchangedAt: Date;
   tokenExpiresAt: Date;
 }
 
@@ -105,6 +106,15 @@ export class EmbedSessionsService {
     const invalid = () =>
       embeddingError('invalid_embed_session', 'The session id is unknown, used, expired or revoked');
     if (!SESSION_ID.test(sessionId)) throw invalid();
+    const hash = hashSessionId(sessionId);
+    // The key is read (or made) before the transaction, which must not wait on a second connection.
+    const [owner] = await queryRows<{ accountId: number }>(
+      this.dataSource,
+      `SELECT account_id AS "accountId" FROM embed_sessions WHERE session_hash = $1`,
+      [hash],
+    );
+    if (!owner) throw invalid();
+    const key = await this.tokens.signingKey(owner.accountId);
     return this.dataSource.transaction(async (m) => {
       const [session] = await queryRows<ExchangedSession>(
         m,
@@ -114,8 +124,8 @@ export class EmbedSessionsService {
            AND t.id = s.tenant_id AND u.id = s.embed_user_id
          RETURNING s.id, s.account_id AS "accountId", t.name AS "tenantName", s.embed_user_id AS "embedUserId",
            u.external_id AS "externalId", s.deployment_id AS "deploymentId", s.context,
-           s.token_expires_at AS "tokenExpiresAt"`,
-        [hashSessionId(sessionId), TOKEN_TTL_SECONDS],
+           s.exchanged_at AS "exchangedAt", s.token_expires_at AS "tokenExpiresAt"`,
+        [hash, TOKEN_TTL_SECONDS],
       );
       if (!session) throw invalid();
       const [groups] = await queryRows<{ groups: string[]; tenantGroups: string[] }>(
@@ -140,7 +150,14 @@ export class EmbedSessionsService {
           tenantGroups: groups.tenantGroups.map((g) => tenantGroupContextName(session.tenantName, g)),
         },
       };
-      return { token: await this.tokens.sign(claims, session.embedUserId, new Date(session.tokenExpiresAt)) };
+      const token = await this.tokens.sign(
+        key,
+        claims,
+        session.embedUserId,
+        session.exchangedAt,
+        session.tokenExpiresAt,
+      );
+      return { token };
     });
   }
 
