@@ -38,8 +38,8 @@ const EMBED_USER_CAP_LOCK = 0x656d62;
 export interface EmbedUserState {
   externalId: string;
   email?: string;
-  displayName?: string | null;
-  picture?: string | null;
+  displayName?: string;
+  picture?: string;
   groups?: readonly string[];
   tenantGroups?: readonly string[];
 }
@@ -55,8 +55,8 @@ export function desiredState(dto: {
   return {
     externalId: normalizeExternalId(dto.externalId),
     email: dto.email == null ? undefined : dto.email.trim().toLowerCase(),
-    displayName: dto.userProfile?.displayName === undefined ? undefined : dto.userProfile.displayName,
-    picture: dto.userProfile?.picture === undefined ? undefined : dto.userProfile.picture,
+    displayName: dto.userProfile?.displayName ?? undefined,
+    picture: dto.userProfile?.picture ?? undefined,
     groups: dto.groups ?? undefined,
     tenantGroups: dto.tenantGroups ?? undefined,
   };
