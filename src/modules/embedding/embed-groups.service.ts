@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { Principal } from '../../core/auth/principal.js';
 import { isoSql, queryRows, uniqueViolation } from '../../core/database/sql.js';
+import { coreError } from '../../core/http/api-error.js';
 import {
   buildPage,
   fetchLimit,
@@ -60,7 +61,7 @@ export class EmbedGroupsService {
   async create(actor: Principal, rawTenant: string, dto: CreateEmbedGroupDto): Promise<EmbedGroupDto> {
     const tenantName = normalizeTenantName(rawTenant);
     const name = dto.name.trim();
-    if (name === '') throw embeddingError('embed_group_name_reserved', 'name must not be blank');
+    if (name === '') throw coreError('validation_failed', ['name must not be blank']);
     if (name.toLowerCase().startsWith(RESERVED_GROUP_PREFIX)) {
       throw embeddingError(
         'embed_group_name_reserved',

@@ -53,6 +53,9 @@ export function normalizeExternalId(raw: string): string {
   return id;
 }
 
+/** The tail of a hashed local part; an id that already ends so is hashed too, so none collide. */
+const HASHED_SUFFIX = /\.[0-9a-f]{16}$/;
+
 /** Characters an unquoted local part (RFC 5322 dot-atom) may hold. */
 const ATOM = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
 
@@ -62,13 +65,14 @@ const ATOM = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
  * so it is always a valid address and two external ids never share one.
  */
 export function syntheticEmail(externalId: string): string {
-  if (externalId.length <= 64 && ATOM.test(externalId)) return `${externalId}@${SYNTHETIC_EMAIL_DOMAIN}`;
+  const plain = externalId.length <= 64 && ATOM.test(externalId) && !HASHED_SUFFIX.test(externalId);
+  if (plain) return `${externalId}@${SYNTHETIC_EMAIL_DOMAIN}`;
   const readable = externalId
     .replace(/[^a-z0-9_-]+/g, '-')
     .replace(/^-+|-+$/g, '')
     .slice(0, 40);
   const hash = createHash('sha256').update(externalId, 'utf8').digest('hex').slice(0, 16);
-  return `${readable ? `${readable}.` : ''}${hash}@${SYNTHETIC_EMAIL_DOMAIN}`;
+  return `${readable || 'user'}.${hash}@${SYNTHETIC_EMAIL_DOMAIN}`;
 }
 
 /** True for an address {@link syntheticEmail} made. */
