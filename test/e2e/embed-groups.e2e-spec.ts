@@ -7,16 +7,8 @@ import {
   type Actor,
   type TestApp,
 } from '../support/app.js';
+import { TENANTS, type EmbedUser } from '../support/embedding.js';
 
-interface EmbedUser {
-  id: number;
-  username: string;
-  createdAt: string;
-  email: string;
-  externalId: string;
-  firstName: string | null;
-  lastLogin: string | null;
-}
 interface EmbedGroup {
   id: number;
   name: string;
@@ -28,8 +20,6 @@ interface PageBody<T> {
   pageInfo: { hasNextPage: boolean; endCursor: string | null };
 }
 type Member = { externalId?: string | null; embedUserId?: number | null };
-
-const TENANTS = '/api/v1/embed-tenants';
 
 describe('embed tenant groups and their members', () => {
   let t: TestApp;

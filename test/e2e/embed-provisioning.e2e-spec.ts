@@ -8,22 +8,11 @@ import {
   type TestApp,
 } from '../support/app.js';
 import { deploymentInput } from '../support/factories.js';
+import { TENANTS, type EmbedUser } from '../support/embedding.js';
 
-interface EmbedUser {
-  id: number;
-  username: string;
-  createdAt: string;
-  email: string;
-  externalId: string;
-  firstName: string | null;
-  lastLogin: string | null;
-}
-
-const TENANTS = '/api/v1/embed-tenants';
 const GROUPS = '/api/v1/groups';
 const SYNTHETIC_LOCAL = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
 
-/** True for a syntactically valid address: one '@', a dot-atom local part of at most 64 characters. */
 type Method = 'get' | 'post' | 'patch' | 'delete';
 type Body = Record<string, unknown>;
 
@@ -34,6 +23,7 @@ const api = (app: TestApp, method: Method, path: string, actor: Actor | null, bo
   return body ? req.send(body) : req;
 };
 
+/** True for a syntactically valid address: one '@', a dot-atom local part of at most 64 characters. */
 const isValidAddress = (email: string): boolean => {
   const parts = email.split('@');
   return (
