@@ -75,9 +75,6 @@ export function syntheticEmail(externalId: string): string {
   return `${readable || 'user'}.${hash}@${SYNTHETIC_EMAIL_DOMAIN}`;
 }
 
-/** True for an address {@link syntheticEmail} made. */
-export const isSyntheticEmail = (email: string): boolean => email.endsWith(`@${SYNTHETIC_EMAIL_DOMAIN}`);
-
 /** How a tenant group reaches the data model, apart from any account-wide group of that name. */
 export const tenantGroupContextName = (tenant: string, group: string): string =>
   `system:tenant:${tenant}:group:${group}`;

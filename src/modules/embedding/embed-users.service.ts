@@ -76,8 +76,15 @@ export class EmbedUsersService {
   ) {}
 
   /** `POST /embed-tenants/{name}/user`: one transaction; a failure changes nothing. */
-  async provision(actor: Principal, rawTenant: string, dto: ProvisionEmbedUserDto): Promise<EmbedUserDto> {
-    const tenantName = normalizeTenantName(rawTenant);
+  provision(actor: Principal, rawTenant: string, dto: ProvisionEmbedUserDto): Promise<EmbedUserDto> {
+    return this.provisionIn(actor, normalizeTenantName(rawTenant), dto);
+  }
+
+  private async provisionIn(
+    actor: Principal,
+    tenantName: string,
+    dto: ProvisionEmbedUserDto,
+  ): Promise<EmbedUserDto> {
     const state = desiredState(dto);
     const id = await this.dataSource.transaction(async (m) => {
       const tenant = await this.tenants.ensure(m, actor.accountId, tenantName);
@@ -99,7 +106,7 @@ export class EmbedUsersService {
     const result: ProvisionEmbedUsersResponseDto = { succeeded: [], failed: [] };
     for (const entry of dto.users) {
       try {
-        result.succeeded.push(await this.provision(actor, tenantName, entry));
+        result.succeeded.push(await this.provisionIn(actor, tenantName, entry));
       } catch (e) {
         const error = clientFailure(e);
         if (!error) throw e;
