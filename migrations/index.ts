@@ -1,6 +1,16 @@
 import { InitialSchema1763780000000 } from './1763780000000-InitialSchema.js';
 import { Workspace1763900000000 } from './1763900000000-Workspace.js';
 import { Embedding1764000000000 } from './1764000000000-Embedding.js';
+import { Identity1764100000000 } from './1764100000000-Identity.js';
+import { TenantSettings1764100000001 } from './1764100000001-TenantSettings.js';
+import { Integrations1764100000002 } from './1764100000002-Integrations.js';
 
 /** Every migration, in order. Listed explicitly: ESM builds cannot rely on globbing. */
-export const MIGRATIONS = [InitialSchema1763780000000, Workspace1763900000000, Embedding1764000000000];
+export const MIGRATIONS = [
+  InitialSchema1763780000000,
+  Workspace1763900000000,
+  Embedding1764000000000,
+  Identity1764100000000,
+  TenantSettings1764100000001,
+  Integrations1764100000002,
+];

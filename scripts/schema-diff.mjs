@@ -3,8 +3,13 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import { AppModule } from '../dist/src/app.module.js';
-import { AppConfig } from '../dist/src/core/config/app-config.js';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+// DIST_DIR lets a build in another directory (tsc --outDir) be compared without touching dist/.
+const dist = pathToFileURL(path.resolve(process.env.DIST_DIR ?? new URL('../dist', import.meta.url).pathname));
+const { AppModule } = await import(`${dist.href}/src/app.module.js`);
+const { AppConfig } = await import(`${dist.href}/src/core/config/app-config.js`);
 
 const config = new AppConfig('cli', {
   ...process.env,

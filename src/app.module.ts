@@ -13,6 +13,11 @@ import { DeploymentsModule } from './modules/deployments/deployments.module.js';
 import { ReportsModule } from './modules/reports/reports.module.js';
 import { UsersModule } from './modules/users/users.module.js';
 import { WorkspaceModule } from './modules/workspace/workspace.module.js';
+import { IntegrationsModule } from './modules/integrations/integrations.module.js';
+import { ScimModule } from './modules/scim/scim.module.js';
+import { SettingsModule } from './modules/settings/settings.module.js';
+import { UsageModule } from './modules/usage/usage.module.js';
+import { UserAttributesModule } from './modules/user-attributes/user-attributes.module.js';
 
 /** The core plus every domain module. The API, the worker and the CLI all start from this. */
 @Module({})
@@ -34,6 +39,11 @@ export class AppModule {
         WorkspaceModule,
         ReportsModule,
         EmbeddingModule,
+        SettingsModule,
+        UserAttributesModule,
+        IntegrationsModule,
+        UsageModule,
+        ScimModule,
       ],
     };
   }

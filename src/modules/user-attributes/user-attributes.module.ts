@@ -1,0 +1,5 @@
+import { Module } from '@nestjs/common';
+
+/** User attributes and per-user values (placeholder). */
+@Module({})
+export class UserAttributesModule {}
