@@ -190,6 +190,7 @@ async function authenticate(req) {
     email: row.email,
     apiKeyId: row.keyId,
     roleIds: row.roleIds,
+    groupIds: row.groupIds,
     actions,
     objectActions: expandActions(row.objectActions),
     isAdmin: actions.has(Action.All),

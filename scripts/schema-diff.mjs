@@ -7,7 +7,9 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 // DIST_DIR lets a build in another directory (tsc --outDir) be compared without touching dist/.
-const dist = pathToFileURL(path.resolve(process.env.DIST_DIR ?? new URL('../dist', import.meta.url).pathname));
+const dist = pathToFileURL(
+  path.resolve(process.env.DIST_DIR ?? new URL('../dist', import.meta.url).pathname),
+);
 const { AppModule } = await import(`${dist.href}/src/app.module.js`);
 const { AppConfig } = await import(`${dist.href}/src/core/config/app-config.js`);
 

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { AuditModule } from './core/audit/audit.module.js';
 import { AuthModule } from './core/auth/auth.module.js';
 import type { AppConfig } from './core/config/app-config.js';
 import { ConfigModule } from './core/config/config.module.js';
@@ -32,6 +33,7 @@ export class AppModule {
         QueueModule.forRoot(config),
         CryptoModule,
         AuthModule,
+        AuditModule,
         HttpCoreModule,
         HealthModule,
         UsersModule,

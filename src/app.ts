@@ -4,6 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
 import type { AppConfig } from './core/config/app-config.js';
+import { AuditService } from './core/audit/audit.service.js';
 import { AllExceptionsFilter } from './core/http/exception.filter.js';
 import { configureHttp } from './core/http/http-setup.js';
 import { OpenApiDocument } from './core/http/openapi-document.js';
@@ -32,7 +33,7 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
 export function configureApp(app: NestExpressApplication, config: AppConfig): void {
   configureHttp(app, config);
   app.useGlobalPipes(new StrictValidationPipe());
-  app.useGlobalFilters(new AllExceptionsFilter());
+  app.useGlobalFilters(new AllExceptionsFilter(app.get(AuditService)));
   const document = buildOpenApiDocument(app);
   app.get(OpenApiDocument).set(document);
   setupSwaggerUi(app, document);

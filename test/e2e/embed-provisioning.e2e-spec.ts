@@ -633,7 +633,10 @@ describe('embed tenants, embed user provisioning and account-wide groups', () =>
         id: expect.any(Number),
         name,
         description: 'The team',
+        externalId: null,
+        memberCount: 0,
         createdAt: expect.any(String),
+        updatedAt: expect.any(String),
       });
 
       expectErrorShape((await call('post', GROUPS, { name })).body, 409, 'group_name_taken');

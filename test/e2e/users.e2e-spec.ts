@@ -563,11 +563,11 @@ describe('users', () => {
       expectErrorShape(res.body, 400, 'validation_failed');
     });
 
-    it('refuses to let an admin deactivate or demote themselves (cannot_act_on_self)', async () => {
+    it('refuses to let an admin deactivate or demote themselves (403 cannot_deactivate_self)', async () => {
       for (const body of [{ isDeactivated: true }, { isAdmin: false }, { defaultRoles: ['Viewer'] }]) {
         const res = await put(t.admin.userId, body);
-        expect(res.status).toBe(400);
-        expectErrorShape(res.body, 400, 'cannot_act_on_self');
+        expect(res.status).toBe(403);
+        expectErrorShape(res.body, 403, 'cannot_deactivate_self');
       }
       const me = await t.http().get('/api/v1/users/me').set(asAdmin());
       expect(me.body).toMatchObject({ isAdmin: true, isDeactivated: false });
@@ -592,8 +592,8 @@ describe('users', () => {
       expect(res.body).toMatchObject({ id: policyAdmin.userId, title: 'Ops lead', defaultRoles: [] });
       // Deactivating themselves is still refused.
       const off = await put(policyAdmin.userId, { isDeactivated: true }, policyAdmin.token);
-      expect(off.status).toBe(400);
-      expectErrorShape(off.body, 400, 'cannot_act_on_self');
+      expect(off.status).toBe(403);
+      expectErrorShape(off.body, 403, 'cannot_deactivate_self');
     });
   });
 
@@ -667,7 +667,7 @@ describe('users', () => {
       expect((await t.http().get('/api/v1/users/me').set(asAdmin())).status).toBe(200);
     });
 
-    it('refuses to remove the last active admin with 409 last_admin', async () => {
+    it('refuses to remove the last active admin with 403 last_admin', async () => {
       // In a fresh account, a second admin (holding All through a Global policy, not the built-in
       // role) tries to remove the only built-in admin.
       const acct = await newAccount(t, 'initech');
@@ -680,15 +680,15 @@ describe('users', () => {
       expect(grant.status).toBe(200);
 
       const del = await t.http().delete(`/api/v1/users/${acct.userId}`).set(bearer(helper.token));
-      expect(del.status).toBe(409);
-      expectErrorShape(del.body, 409, 'last_admin');
+      expect(del.status).toBe(403);
+      expectErrorShape(del.body, 403, 'last_admin');
       const demote = await t
         .http()
         .put(`/api/v1/users/${acct.userId}`)
         .set(bearer(helper.token))
         .send({ isDeactivated: true });
-      expect(demote.status).toBe(409);
-      expectErrorShape(demote.body, 409, 'last_admin');
+      expect(demote.status).toBe(403);
+      expectErrorShape(demote.body, 403, 'last_admin');
       expect((await t.http().get('/api/v1/users/me').set(bearer(acct.token))).status).toBe(200);
 
       // With a second built-in admin, the first can go.
@@ -697,8 +697,8 @@ describe('users', () => {
       expect(ok.status).toBe(200);
       // Now `second` is the last one.
       const last = await t.http().delete(`/api/v1/users/${second.userId}`).set(bearer(helper.token));
-      expect(last.status).toBe(409);
-      expectErrorShape(last.body, 409, 'last_admin');
+      expect(last.status).toBe(403);
+      expectErrorShape(last.body, 403, 'last_admin');
     });
 
     it('keeps one admin when two are removed in parallel', async () => {
@@ -716,8 +716,8 @@ describe('users', () => {
           t.http().put(`/api/v1/users/${id}`).set(bearer(helper.token)).send({ isDeactivated: true }),
         ),
       );
-      expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
-      expectErrorShape(results.find((r) => r.status === 409)!.body, 409, 'last_admin');
+      expect(results.map((r) => r.status).sort()).toEqual([200, 403]);
+      expectErrorShape(results.find((r) => r.status === 403)!.body, 403, 'last_admin');
       const active = await t.sql<{ n: number }>(
         `SELECT count(*)::int AS n FROM users
          WHERE account_id = $1 AND is_deactivated = false AND 'Admin' = ANY(default_roles)`,

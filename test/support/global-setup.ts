@@ -6,7 +6,9 @@ import { Client } from 'pg';
 
 // Jest loads this file outside its module resolver, so it imports nothing of ours.
 const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const CLI = path.resolve(process.cwd(), 'dist/src/cli.js');
+// TEST_DIST_DIR: a build in another directory (`npx tsc -p tsconfig.build.json --outDir .build/x`), whose
+// migrations then make the template.
+const CLI = path.resolve(process.cwd(), process.env.TEST_DIST_DIR ?? 'dist', 'src/cli.js');
 
 /**
  * Migrates a template database once, with the real `migrate` command; every test file copies

@@ -42,7 +42,11 @@ export class AccessGuard extends AuthGuard('bearer') implements CanActivate {
 
     const req = ctx
       .switchToHttp()
-      .getRequest<Request & { principal?: Principal; embedPrincipal?: EmbedPrincipal }>();
+      .getRequest<
+        Request & { principal?: Principal; embedPrincipal?: EmbedPrincipal; operationId?: string }
+      >();
+    // The audit log names what was attempted, including requests refused below.
+    req.operationId = ctx.getHandler().name;
     if (rule.kind === 'embed') {
       const embed = EMBED_AUTHORIZATION.exec(req.headers.authorization ?? '');
       if (!embed)

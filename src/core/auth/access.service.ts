@@ -99,7 +99,8 @@ export class AccessService {
           `SELECT resource_type AS "resourceType", resource_id AS "resourceId", action
          FROM policies
          WHERE account_id = $1
-           AND ((principal_type = 'user' AND principal_id = $2) OR (principal_type = 'role' AND principal_id = ANY($3)))
+           AND ((principal_type = 'user' AND principal_id = $2) OR (principal_type = 'role' AND principal_id = ANY($3))
+             OR (principal_type = 'group' AND principal_id = ANY($6)))
            AND (resource_type, resource_id) IN (SELECT * FROM unnest($4::text[], $5::text[]))`,
           [
             principal.accountId,
@@ -107,6 +108,7 @@ export class AccessService {
             principal.roleIds,
             keys.map((k) => k.split(':')[0]),
             keys.map((k) => k.split(':')[1]),
+            principal.groupIds,
           ],
         );
       for (const row of rows) {
@@ -165,12 +167,20 @@ export class AccessService {
   ): { sql: string; params: unknown[] } {
     if (principal.actions.has(action)) return { sql: 'TRUE', params: [] };
     if (!principal.objectActions.has(action)) return { sql: 'FALSE', params: [] };
-    const [a, u, r, t, g] = [0, 1, 2, 3, 4].map((i) => `$${firstParam + i}`);
+    const [a, u, r, t, g, gr] = [0, 1, 2, 3, 4, 5].map((i) => `$${firstParam + i}`);
     return {
       sql: `${idColumn}::text IN (SELECT resource_id FROM policies WHERE account_id = ${a} AND resource_type = ${t}
         AND action = ANY(${g}) AND ((principal_type = 'user' AND principal_id = ${u})
-          OR (principal_type = 'role' AND principal_id = ANY(${r}))))`,
-      params: [principal.accountId, principal.userId, principal.roleIds, type, actionsGranting(action)],
+          OR (principal_type = 'role' AND principal_id = ANY(${r}))
+          OR (principal_type = 'group' AND principal_id = ANY(${gr}))))`,
+      params: [
+        principal.accountId,
+        principal.userId,
+        principal.roleIds,
+        type,
+        actionsGranting(action),
+        principal.groupIds,
+      ],
     };
   }
 
@@ -188,8 +198,8 @@ export class AccessService {
     firstParam: number,
   ): { sql: string; params: unknown[] } {
     if (principal.actions.has(action)) return { sql: 'TRUE', params: [] };
-    const [a, u, r] = [0, 1, 2].map((i) => `$${firstParam + i}`);
-    const params: unknown[] = [principal.accountId, principal.userId, principal.roleIds];
+    const [a, u, r, gr] = [0, 1, 2, 3].map((i) => `$${firstParam + i}`);
+    const params: unknown[] = [principal.accountId, principal.userId, principal.roleIds, principal.groupIds];
     const param = (v: unknown) => {
       params.push(v);
       return `$${firstParam + params.length - 1}`;
@@ -213,7 +223,8 @@ export class AccessService {
     }
     return {
       sql: `(${ownerSql} OR EXISTS (SELECT 1 FROM policies p WHERE p.account_id = ${a}
-        AND ((p.principal_type = 'user' AND p.principal_id = ${u}) OR (p.principal_type = 'role' AND p.principal_id = ANY(${r})))
+        AND ((p.principal_type = 'user' AND p.principal_id = ${u}) OR (p.principal_type = 'role' AND p.principal_id = ANY(${r}))
+          OR (p.principal_type = 'group' AND p.principal_id = ANY(${gr})))
         AND (${alternatives.join(' OR ')})))`,
       params,
     };

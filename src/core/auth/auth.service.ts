@@ -13,6 +13,7 @@ interface TokenRow {
   email: string;
   defaultRoles: string[];
   roleIds: number[];
+  groupIds: number[];
   globalActions: string[];
   objectActions: string[];
 }
@@ -39,6 +40,7 @@ export class AuthService {
       email: row.email,
       apiKeyId: row.keyId,
       roleIds: row.roleIds,
+      groupIds: row.groupIds,
       actions,
       objectActions: expandActions(row.objectActions),
       isAdmin: actions.has(Action.All),

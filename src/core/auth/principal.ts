@@ -6,8 +6,10 @@ export interface Principal {
   accountId: number;
   email: string;
   apiKeyId: number;
-  /** Custom roles assigned to the user. */
+  /** Custom roles assigned to the user directly or through one of their groups. */
   roleIds: number[];
+  /** Groups the user is a member of; their grants apply to the user. */
+  groupIds: number[];
   /** Actions held on every resource of the account (built-in roles, Global policies), expanded. */
   actions: ReadonlySet<Action>;
   /** Actions held on at least one individual resource through object-level grants, expanded. */

@@ -37,6 +37,15 @@ export interface HttpConfig {
 }
 
 /** Every variable of {@link EnvSchema}; `.env.example` documents each. */
+/** The usage-analytics deployment that tokens from `POST /api/v1/usage-analytics/token` are for. */
+export interface UsageAnalyticsConfig {
+  /** Base URL of the deployment's data API. */
+  apiUrl: string;
+  deploymentId: number;
+  /** The deployment's API secret, which signs the tokens. Never logged or returned. */
+  apiSecret: string;
+}
+
 export const ENV_KEYS = [
   'NODE_ENV',
   'PORT',
@@ -65,6 +74,9 @@ export const ENV_KEYS = [
   'DEPLOYMENT_DOMAIN',
   'BOOTSTRAP_ACCOUNT',
   'BOOTSTRAP_EMAIL',
+  'USAGE_ANALYTICS_API_URL',
+  'USAGE_ANALYTICS_DEPLOYMENT_ID',
+  'USAGE_ANALYTICS_API_SECRET',
 ] as const satisfies readonly (keyof EnvSchema)[];
 
 export class ConfigError extends Error {}
@@ -90,6 +102,8 @@ export class AppConfig {
    */
   readonly secretsKey: Buffer;
   readonly secretsKeyIsDevelopmentDefault: boolean;
+  /** Null when usage analytics is not configured (the token endpoint then answers 404). */
+  readonly usageAnalytics: UsageAnalyticsConfig | null;
 
   constructor(
     readonly role: ProcessRole,
@@ -104,6 +118,17 @@ export class AppConfig {
     }
     if (Boolean(env.TLS_CERT_FILE) !== Boolean(env.TLS_KEY_FILE)) {
       throw new ConfigError('Invalid configuration:\n  TLS_CERT_FILE and TLS_KEY_FILE must be set together');
+    }
+    const usage = [
+      env.USAGE_ANALYTICS_API_URL,
+      env.USAGE_ANALYTICS_DEPLOYMENT_ID,
+      env.USAGE_ANALYTICS_API_SECRET,
+    ];
+    if (usage.some((v) => v !== undefined) && !usage.every((v) => v !== undefined)) {
+      throw new ConfigError(
+        'Invalid configuration:\n  USAGE_ANALYTICS_API_URL, USAGE_ANALYTICS_DEPLOYMENT_ID and ' +
+          'USAGE_ANALYTICS_API_SECRET must be set together',
+      );
     }
 
     this.env = (env.NODE_ENV as AppConfig['env'] | undefined) ?? 'production';
@@ -152,6 +177,14 @@ export class AppConfig {
       account: env.BOOTSTRAP_ACCOUNT ?? 'default',
       email: env.BOOTSTRAP_EMAIL ?? 'admin@example.com',
     };
+    this.usageAnalytics =
+      env.USAGE_ANALYTICS_API_URL && env.USAGE_ANALYTICS_DEPLOYMENT_ID && env.USAGE_ANALYTICS_API_SECRET
+        ? {
+            apiUrl: env.USAGE_ANALYTICS_API_URL,
+            deploymentId: env.USAGE_ANALYTICS_DEPLOYMENT_ID,
+            apiSecret: env.USAGE_ANALYTICS_API_SECRET,
+          }
+        : null;
   }
 
   get embedded(): boolean {

@@ -1,5 +1,16 @@
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+} from 'class-validator';
 
 const toBool = ({ value }: { value: unknown }): unknown => {
   if (typeof value !== 'string') return value;
@@ -67,4 +78,21 @@ export class EnvSchema {
   @Matches(/^[a-z0-9][a-z0-9-]{1,62}$/, { message: 'BOOTSTRAP_ACCOUNT must be a slug' })
   BOOTSTRAP_ACCOUNT?: string;
   @IsOptional() @IsString() BOOTSTRAP_EMAIL?: string;
+
+  @IsOptional()
+  @IsUrl(
+    { protocols: ['http', 'https'], require_protocol: true, require_tld: false },
+    { message: 'USAGE_ANALYTICS_API_URL must be an http:// or https:// URL' },
+  )
+  USAGE_ANALYTICS_API_URL?: string;
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'USAGE_ANALYTICS_DEPLOYMENT_ID must be a positive integer' })
+  @Min(1, { message: 'USAGE_ANALYTICS_DEPLOYMENT_ID must be a positive integer' })
+  @Max(2147483647)
+  USAGE_ANALYTICS_DEPLOYMENT_ID?: number;
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'USAGE_ANALYTICS_API_SECRET must be at least 32 characters' })
+  USAGE_ANALYTICS_API_SECRET?: string;
 }

@@ -32,3 +32,8 @@ export function uniqueViolation(err: unknown): string | null {
 /** A timestamptz expression as an ISO 8601 instant in UTC with milliseconds, in SQL. */
 export const isoSql = (expr: string): string =>
   `to_char(${expr} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** Whether `err` is a foreign-key violation (a referenced row was deleted concurrently). */
+export function foreignKeyViolation(err: unknown): boolean {
+  return err instanceof QueryFailedError && (err.driverError as { code?: string }).code === '23503';
+}

@@ -88,9 +88,55 @@ export function toErrorBody(exception: unknown): ErrorBody {
   return errorBody(500, 'internal_error', 'An unexpected error occurred');
 }
 
+/** The `scimType` values of RFC 7644 section 3.12; codes of that name travel as `scimType`. */
+const SCIM_TYPES: ReadonlySet<string> = new Set([
+  'invalidFilter',
+  'tooMany',
+  'uniqueness',
+  'mutability',
+  'invalidSyntax',
+  'invalidPath',
+  'noTarget',
+  'invalidValue',
+  'invalidVers',
+  'sensitive',
+]);
+
+const SCIM_PATH = /^\/api\/scim\/v2(\/|$)/;
+
+/**
+ * Sends an error body: the one shape everywhere, and the SCIM error schema (RFC 7644 section
+ * 3.12, `application/scim+json`) under `/api/scim/v2`, where identity providers expect it.
+ */
+export function sendError(req: Request, res: Response, body: ErrorBody): void {
+  if (!SCIM_PATH.test(req.path)) {
+    res.status(body.statusCode).json(body);
+    return;
+  }
+  const detail = Array.isArray(body.message) ? body.message.join('; ') : body.message;
+  res
+    .status(body.statusCode)
+    .type('application/scim+json')
+    .send(
+      JSON.stringify({
+        schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
+        status: String(body.statusCode),
+        ...(SCIM_TYPES.has(body.code) ? { scimType: body.code } : {}),
+        detail,
+      }),
+    );
+}
+
+/** Records failed requests in the audit log (see `AuditService`) before answering them. */
+export interface FailureRecorder {
+  record(req: Request, statusCode: number): Promise<void>;
+}
+
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('HttpError');
+
+  constructor(private readonly recorder?: FailureRecorder) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
@@ -100,6 +146,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       this.logger.error({ err: exception, reqId: req.id, path: req.path }, 'unhandled error');
     }
     if (res.headersSent) return;
-    res.status(body.statusCode).json(body);
+    if (!this.recorder) return sendError(req, res, body);
+    void this.recorder.record(req, body.statusCode).finally(() => sendError(req, res, body));
   }
 }

@@ -5,7 +5,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AppConfig } from '../config/app-config.js';
 import { hashToken } from '../auth/token.js';
 import { assignRequestId } from '../logging/logging.module.js';
-import { errorBody, toErrorBody } from './exception.filter.js';
+import { errorBody, sendError, toErrorBody } from './exception.filter.js';
 
 const PROBES = /^\/health\/(live|ready)\/?$/;
 
@@ -97,9 +97,8 @@ export function configureHttp(app: NestExpressApplication, config: AppConfig): v
     next();
   });
   // Errors raised by the middleware above (malformed JSON, body too large) in the one shape.
-  app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+  app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    const body = toErrorBody(err);
-    res.status(body.statusCode).json(body);
+    sendError(req, res, toErrorBody(err));
   });
 }

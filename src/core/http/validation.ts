@@ -3,6 +3,7 @@ import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import {
   ArrayMaxSize,
+  ArrayMinSize,
   IsArray,
   IsBoolean,
   IsEmail,
@@ -160,6 +161,23 @@ export function StringArrayField(
           }),
         ]
       : []),
+  );
+}
+
+/** An array of positive integer ids (32-bit). */
+export function IdArrayField(
+  opts: FieldOptions & { minItems?: number; maxItems?: number } = {},
+): PropertyDecorator {
+  const { minItems = 0, maxItems = 1000 } = opts;
+  return applyDecorators(
+    doc(opts, { type: Number, isArray: true, minItems, maxItems }),
+    ...presence(opts),
+    IsArray(),
+    ArrayMinSize(minItems),
+    ArrayMaxSize(maxItems),
+    IsInt({ each: true }),
+    Min(1, { each: true }),
+    Max(2_147_483_647, { each: true }),
   );
 }
 

@@ -1,5 +1,10 @@
 import { Module } from '@nestjs/common';
+import { UsageController } from './usage.controller.js';
+import { UsageService } from './usage.service.js';
 
-/** Usage analytics tokens (placeholder, filled in by issue 5). */
-@Module({})
+/** Short-lived tokens for querying the account's own usage and billing data. */
+@Module({
+  controllers: [UsageController],
+  providers: [UsageService],
+})
 export class UsageModule {}

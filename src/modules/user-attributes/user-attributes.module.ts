@@ -1,5 +1,17 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { UserAttributeValue } from './entities/user-attribute-value.entity.js';
+import { UserAttribute } from './entities/user-attribute.entity.js';
+import { UserAttributeValuesController } from './user-attribute-values.controller.js';
+import { UserAttributeValuesService } from './user-attribute-values.service.js';
+import { UserAttributesController } from './user-attributes.controller.js';
+import { UserAttributesService } from './user-attributes.service.js';
 
-/** User attributes and per-user values (placeholder). */
-@Module({})
+/** Typed user attributes of an account and their per-user values. */
+@Module({
+  imports: [TypeOrmModule.forFeature([UserAttribute, UserAttributeValue])],
+  controllers: [UserAttributesController, UserAttributeValuesController],
+  providers: [UserAttributesService, UserAttributeValuesService],
+  exports: [UserAttributeValuesService],
+})
 export class UserAttributesModule {}

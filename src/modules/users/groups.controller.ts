@@ -1,23 +1,32 @@
-import { Body, Controller, Delete, Get, HttpCode, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
-import { CreateGroupDto, GroupDto, GroupsListDto, GroupsQueryDto } from './dto/group.dto.js';
+import { PageQueryDto } from '../../core/http/pagination.js';
+import {
+  CreateGroupDto,
+  GroupDto,
+  GroupMembersListDto,
+  GroupsListDto,
+  GroupsQueryDto,
+  UpdateGroupDto,
+} from './dto/group.dto.js';
+import { PoliciesInputDto, PoliciesResponseDto } from './dto/policy.dto.js';
 import { GroupsService } from './groups.service.js';
 
 @ApiTags('Groups')
 @Controller('api/v1/groups')
+@RequireActions(Action.All)
 export class GroupsController {
   constructor(private readonly groups: GroupsService) {}
 
   @Get()
-  @RequireActions(Action.All)
   @ApiOperation({
     summary: 'List account-wide groups',
-    description: 'The groups embed users join through `groups` when provisioned or given a session.',
+    description: 'Groups of console users (managed here or by SCIM) and of embed users (joined by name).',
   })
   @ApiOkResponse({ type: GroupsListDto })
   @ApiErrors(400)
@@ -30,7 +39,6 @@ export class GroupsController {
 
   @Post()
   @HttpCode(200)
-  @RequireActions(Action.All)
   @ApiOperation({ summary: 'Create an account-wide group', description: 'Names are unique in the account.' })
   @ApiOkResponse({ type: GroupDto })
   @ApiErrors(400, 409)
@@ -38,13 +46,99 @@ export class GroupsController {
     return this.groups.create(actor, dto);
   }
 
+  @Get(':id')
+  @ApiOperation({ summary: 'Get a group' })
+  @ApiOkResponse({ type: GroupDto })
+  @ApiErrors(400, 404)
+  getUserGroup(@CurrentPrincipal() actor: Principal, @IdParam('id') id: number): Promise<GroupDto> {
+    return this.groups.get(actor, id);
+  }
+
+  @Put(':id')
+  @ApiOperation({
+    summary: 'Rename a group or change its description',
+    description: 'Omitted fields are left alone. Members, roles and grants stay.',
+  })
+  @ApiOkResponse({ type: GroupDto })
+  @ApiErrors(400, 404, 409)
+  updateUserGroup(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('id') id: number,
+    @Body() dto: UpdateGroupDto,
+  ): Promise<GroupDto> {
+    return this.groups.update(actor, id, dto);
+  }
+
   @Delete(':id')
   @HttpCode(204)
-  @RequireActions(Action.All)
-  @ApiOperation({ summary: 'Delete an account-wide group', description: 'Its members leave it.' })
+  @ApiOperation({
+    summary: 'Delete an account-wide group',
+    description: 'Its members leave it and its roles and grants go with it; the users stay.',
+  })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiErrors(400, 404)
   deleteUserGroup(@CurrentPrincipal() actor: Principal, @IdParam('id') id: number): Promise<void> {
     return this.groups.remove(actor, id);
+  }
+
+  @Get(':id/users')
+  @ApiOperation({ summary: 'List the console users in a group', description: 'Ordered by user id.' })
+  @ApiOkResponse({ type: GroupMembersListDto })
+  @ApiErrors(400, 404)
+  listUserGroupMembers(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('id') id: number,
+    @Query() query: PageQueryDto,
+  ): Promise<GroupMembersListDto> {
+    return this.groups.listMembers(actor, id, query);
+  }
+
+  @Put(':id/users/:userId')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Add a console user to a group', description: 'Idempotent.' })
+  @ApiNoContentResponse()
+  @ApiErrors(400, 404)
+  async addUserGroupMember(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('id') id: number,
+    @IdParam('userId') userId: number,
+  ): Promise<void> {
+    await this.groups.addMembers(actor, id, [userId]);
+  }
+
+  @Delete(':id/users/:userId')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Remove a console user from a group', description: 'Idempotent.' })
+  @ApiNoContentResponse()
+  @ApiErrors(400, 404)
+  async removeUserGroupMember(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('id') id: number,
+    @IdParam('userId') userId: number,
+  ): Promise<void> {
+    await this.groups.removeMembers(actor, id, [userId]);
+  }
+
+  @Get(':id/policies')
+  @ApiOperation({ summary: "A group's object-level and global grants", description: 'Members hold them.' })
+  @ApiOkResponse({ type: PoliciesResponseDto })
+  @ApiErrors(400, 404)
+  getUserGroupPolicies(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('id') id: number,
+  ): Promise<PoliciesResponseDto> {
+    return this.groups.getPolicies(actor, id);
+  }
+
+  @Put(':id/policies')
+  @ApiOperation({ summary: "Replace a group's grants" })
+  @ApiOkResponse({ type: PoliciesResponseDto })
+  @ApiErrors(400, 404)
+  replaceUserGroupPolicies(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('id') id: number,
+    @Body() dto: PoliciesInputDto,
+  ): Promise<PoliciesResponseDto> {
+    return this.groups.replacePolicies(actor, id, dto);
   }
 }

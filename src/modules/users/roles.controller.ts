@@ -88,4 +88,33 @@ export class RolesController {
   ): Promise<void> {
     await this.roles.unassign(actor, roleId, userId);
   }
+
+  @Put(':roleId/groups/:groupId')
+  @HttpCode(204)
+  @ApiOperation({
+    summary: 'Assign a role to a group',
+    description: 'Every member of the group holds the role while they are a member. Idempotent.',
+  })
+  @ApiNoContentResponse()
+  @ApiErrors(400, 404)
+  async assignRoleToGroup(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('roleId') roleId: number,
+    @IdParam('groupId') groupId: number,
+  ): Promise<void> {
+    await this.roles.assignToGroup(actor, roleId, groupId);
+  }
+
+  @Delete(':roleId/groups/:groupId')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Remove a role from a group', description: 'Idempotent.' })
+  @ApiNoContentResponse()
+  @ApiErrors(400, 404)
+  async removeRoleFromGroup(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('roleId') roleId: number,
+    @IdParam('groupId') groupId: number,
+  ): Promise<void> {
+    await this.roles.unassignFromGroup(actor, roleId, groupId);
+  }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { BUILT_IN_ROLE_NAMES } from '../../core/auth/action.js';
-import { uniqueViolation } from '../../core/database/sql.js';
+import { foreignKeyViolation, uniqueViolation } from '../../core/database/sql.js';
 import type { Principal } from '../../core/auth/principal.js';
 import {
   buildPage,
@@ -100,6 +100,39 @@ export class RolesService {
       `DELETE FROM user_roles WHERE user_id = $1 AND role_id = $2 AND account_id = $3`,
       [userId, roleId, actor.accountId],
     );
+  }
+
+  /** Gives the role to every member of the group. Idempotent. */
+  async assignToGroup(actor: Principal, roleId: number, groupId: number): Promise<void> {
+    await this.assertGroupPair(actor.accountId, roleId, groupId);
+    try {
+      await this.dataSource.query(
+        `INSERT INTO group_roles (group_id, role_id, account_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+        [groupId, roleId, actor.accountId],
+      );
+    } catch (err) {
+      // The role or the group was deleted between the check and the insert.
+      if (foreignKeyViolation(err)) await this.assertGroupPair(actor.accountId, roleId, groupId);
+      throw err;
+    }
+  }
+
+  /** Idempotent. */
+  async unassignFromGroup(actor: Principal, roleId: number, groupId: number): Promise<void> {
+    await this.assertGroupPair(actor.accountId, roleId, groupId);
+    await this.dataSource.query(
+      `DELETE FROM group_roles WHERE group_id = $1 AND role_id = $2 AND account_id = $3`,
+      [groupId, roleId, actor.accountId],
+    );
+  }
+
+  private async assertGroupPair(accountId: number, roleId: number, groupId: number): Promise<void> {
+    await this.row(accountId, roleId);
+    const groups: unknown[] = await this.dataSource.query(
+      `SELECT 1 FROM groups WHERE account_id = $1 AND id = $2`,
+      [accountId, groupId],
+    );
+    if (groups.length === 0) throw usersError('group_not_found', `Group ${groupId} was not found`);
   }
 
   private async assertPair(accountId: number, roleId: number, userId: number): Promise<void> {

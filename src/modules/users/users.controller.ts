@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Post, Put, Query, HttpCode } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Patch, Post, Put, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { Authenticated, CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
@@ -7,9 +7,12 @@ import { ApiErrors } from '../../core/http/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { PoliciesInputDto, PoliciesResponseDto } from './dto/policy.dto.js';
 import {
+  BulkUserActionDto,
+  BulkUserActionResultDto,
   DeleteUserResponseDto,
   UserCreateDto,
   UserDto,
+  UserSettingsDto,
   UsersListDto,
   UsersQueryDto,
   UserUpdateDto,
@@ -39,6 +42,42 @@ export class UsersController {
   @ApiOkResponse({ type: UserDto })
   getCurrentUser(@CurrentPrincipal() actor: Principal): Promise<UserDto> {
     return this.users.me(actor);
+  }
+
+  @Patch('me/settings')
+  @Authenticated()
+  @ApiOperation({
+    summary: 'Update my settings',
+    description:
+      'Merges a partial patch into your own settings: omitted fields stay, `sheets` merges field by field and ' +
+      '`null` clears it. `defaultDeploymentId` must name a deployment of the account.',
+  })
+  @ApiOkResponse({ type: UserDto })
+  @ApiErrors(400)
+  updateMySettings(@CurrentPrincipal() actor: Principal, @Body() dto: UserSettingsDto): Promise<UserDto> {
+    return this.users.updateMySettings(actor, dto);
+  }
+
+  @Post('bulk')
+  @HttpCode(200)
+  @RequireActions(Action.All)
+  @ApiTags('Users Admin')
+  @ApiOperation({
+    summary: 'Apply an action to many users',
+    description:
+      '`DEACTIVATE` (their tokens stop working at once), `ACTIVATE` or `DELETE` up to 100 users. Each user is ' +
+      'processed on its own, in order, with the guards of the single-user endpoints; the answer lists who ' +
+      'succeeded and, for the others, the status and message the single-user endpoint would have given ' +
+      '(404 unknown user, 403 deactivating yourself or the last active admin, 400 deleting yourself). ' +
+      'Repeating a state a user is already in succeeds.',
+  })
+  @ApiOkResponse({ type: BulkUserActionResultDto })
+  @ApiErrors(400)
+  bulkUserAction(
+    @CurrentPrincipal() actor: Principal,
+    @Body() dto: BulkUserActionDto,
+  ): Promise<BulkUserActionResultDto> {
+    return this.users.bulk(actor, dto);
   }
 
   @Post()

@@ -5,6 +5,9 @@ import { ApiKeysController } from './api-keys.controller.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { Account } from './entities/account.entity.js';
 import { ApiKey } from './entities/api-key.entity.js';
+import { DirectoryService } from './directory.service.js';
+import { GroupMember } from './entities/group-member.entity.js';
+import { GroupRole } from './entities/group-role.entity.js';
 import { Group } from './entities/group.entity.js';
 import { Policy } from './entities/policy.entity.js';
 import { Role } from './entities/role.entity.js';
@@ -18,11 +21,21 @@ import { RolesService } from './roles.service.js';
 import { UsersController } from './users.controller.js';
 import { UsersService } from './users.service.js';
 
-/** Accounts, console users, roles, object-level grants and API keys. */
+/** Accounts, console users, groups, roles, object-level grants and API keys. */
 @Module({
-  imports: [TypeOrmModule.forFeature([Account, User, Role, UserRole, Policy, ApiKey, Group])],
+  imports: [
+    TypeOrmModule.forFeature([Account, User, Role, UserRole, Policy, ApiKey, Group, GroupMember, GroupRole]),
+  ],
   controllers: [UsersController, RolesController, ApiKeysController, GroupsController],
-  providers: [UsersService, RolesService, PoliciesService, ApiKeysService, AccountsService, GroupsService],
-  exports: [AccountsService, GroupsService],
+  providers: [
+    UsersService,
+    RolesService,
+    PoliciesService,
+    ApiKeysService,
+    AccountsService,
+    GroupsService,
+    DirectoryService,
+  ],
+  exports: [AccountsService, GroupsService, UsersService, DirectoryService],
 })
 export class UsersModule {}

@@ -12,7 +12,16 @@ import {
 } from '../../core/http/pagination.js';
 import { likePattern } from '../../core/http/sql.js';
 import type { PoliciesInputDto, PoliciesResponseDto } from './dto/policy.dto.js';
-import type { UserCreateDto, UserDto, UserUpdateDto, UsersQueryDto } from './dto/user.dto.js';
+import type {
+  BulkUserActionDto,
+  BulkUserActionResultDto,
+  UserCreateDto,
+  UserDto,
+  UserSettingsDto,
+  UserUpdateDto,
+  UsersQueryDto,
+} from './dto/user.dto.js';
+import { clientFailure } from '../../core/http/bulk.js';
 import { PoliciesService } from './policies.service.js';
 import { usersError } from './users.errors.js';
 import { queryRows, uniqueViolation } from '../../core/database/sql.js';
@@ -134,6 +143,7 @@ export class UsersService {
 
   async create(actor: Principal, dto: UserCreateDto): Promise<UserDto> {
     const roles = withAdmin(dto.defaultRoles ?? DEFAULT_ROLES_FOR_NEW_USERS, dto.isAdmin);
+    const settings = await this.mergeSettings(this.dataSource.manager, actor.accountId, {}, dto.settings);
     try {
       const rows: UserRow[] = await this.dataSource.query(
         `INSERT INTO users AS u (account_id, email, username, first_name, external_id, picture, title, default_roles, settings)
@@ -147,7 +157,7 @@ export class UsersService {
           dto.picture ?? null,
           dto.title ?? null,
           roles,
-          JSON.stringify(dto.settings ?? {}),
+          JSON.stringify(settings),
         ],
       );
       return toUserDto(rows[0]);
@@ -169,13 +179,12 @@ export class UsersService {
       const dropsOwnAdmin = current.defaultRoles.includes('Admin') && !roles.includes('Admin');
       if (id === actor.userId && (deactivated || dropsOwnAdmin) && actor.isAdmin) {
         throw usersError(
-          'cannot_act_on_self',
+          'cannot_deactivate_self',
           'You cannot deactivate yourself or remove your own admin role',
         );
       }
       if (losesAdmin) await this.assertAnotherAdmin(manager, actor.accountId, id);
-      const settings =
-        dto.settings === undefined ? current.settings : { ...current.settings, ...(dto.settings ?? {}) };
+      const settings = await this.mergeSettings(manager, actor.accountId, current.settings, dto.settings);
       const rows = await queryRows<UserRow>(
         manager,
         `UPDATE users u SET first_name = $3, picture = $4, title = $5, default_roles = $6, is_deactivated = $7,
@@ -194,6 +203,72 @@ export class UsersService {
       );
       return toUserDto(rows[0]);
     });
+  }
+
+  /** Merges a partial patch into the caller's own settings (`sheets` field by field). */
+  async updateMySettings(actor: Principal, dto: UserSettingsDto): Promise<UserDto> {
+    return this.dataSource.transaction(async (manager) => {
+      const current = await this.row(actor.accountId, actor.userId, manager, true);
+      const settings = await this.mergeSettings(manager, actor.accountId, current.settings, dto);
+      const rows = await queryRows<UserRow>(
+        manager,
+        `UPDATE users u SET settings = $3, updated_at = now() WHERE u.account_id = $1 AND u.id = $2
+         RETURNING ${USER_COLUMNS}`,
+        [actor.accountId, actor.userId, JSON.stringify(settings)],
+      );
+      return toUserDto(rows[0]);
+    });
+  }
+
+  /**
+   * Applies one action to up to 100 users, each in its own transaction, in the order given, with
+   * the guards of the single-user endpoints; failures are reported per user.
+   */
+  async bulk(actor: Principal, dto: BulkUserActionDto): Promise<BulkUserActionResultDto> {
+    const succeeded: number[] = [];
+    const failed: BulkUserActionResultDto['failed'] = [];
+    for (const userId of new Set(dto.userIds)) {
+      try {
+        if (dto.action === 'DELETE') await this.remove(actor, userId);
+        else await this.setDeactivated(actor, userId, dto.action === 'DEACTIVATE');
+        succeeded.push(userId);
+      } catch (e) {
+        const error = clientFailure(e);
+        if (!error) throw e;
+        failed.push({ userId, error });
+      }
+    }
+    return { action: dto.action, succeeded, failed };
+  }
+
+  /**
+   * Deactivates (the user's tokens stop working at once) or reactivates one user. Deactivating
+   * yourself or the last active admin is refused (403); repeating the current state is a no-op.
+   */
+  async setDeactivated(actor: Principal, id: number, deactivated: boolean): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      if (deactivated) await this.guardDeactivation(manager, actor, id);
+      const current = await this.row(actor.accountId, id, manager);
+      if (current.isDeactivated === deactivated) return;
+      await manager.query(
+        `UPDATE users SET is_deactivated = $3, updated_at = now() WHERE account_id = $1 AND id = $2`,
+        [actor.accountId, id, deactivated],
+      );
+    });
+  }
+
+  /**
+   * The checks before deactivating user `id`, for use inside the caller's transaction: not
+   * yourself (403), not the last active admin (403). Locks the account row until the transaction
+   * ends, so two parallel deactivations cannot both pass. 404 for an unknown user.
+   */
+  async guardDeactivation(manager: EntityManager, actor: Principal, id: number): Promise<void> {
+    if (id === actor.userId) throw usersError('cannot_deactivate_self', 'You cannot deactivate yourself');
+    await this.lockAccount(manager, actor.accountId);
+    const current = await this.row(actor.accountId, id, manager);
+    if (!current.isDeactivated && current.defaultRoles.includes('Admin')) {
+      await this.assertAnotherAdmin(manager, actor.accountId, id);
+    }
   }
 
   async remove(actor: Principal, id: number): Promise<void> {
@@ -272,6 +347,43 @@ export class UsersService {
     );
     if (rows[0].n === 0)
       throw usersError('last_admin', 'The last active admin of the account cannot be removed');
+  }
+
+  /**
+   * Settings merge key by key; `sheets` merges field by field and `null` clears it. The default
+   * deployment must be one of the account's; the deprecated `lastSeenChangelogId` is dropped.
+   */
+  private async mergeSettings(
+    manager: EntityManager,
+    accountId: number,
+    current: Record<string, unknown>,
+    patch: UserSettingsDto | null | undefined,
+  ): Promise<Record<string, unknown>> {
+    if (patch === undefined || patch === null) return current;
+    const { sheets, lastSeenChangelogId: _ignored, ...rest } = patch;
+    if (typeof rest.defaultDeploymentId === 'number') {
+      const found = await queryRows<{ id: number }>(
+        manager,
+        `SELECT id FROM deployments WHERE account_id = $1 AND id = $2`,
+        [accountId, rest.defaultDeploymentId],
+      );
+      if (found.length === 0) {
+        throw usersError(
+          'unknown_deployment',
+          `settings.defaultDeploymentId: deployment ${rest.defaultDeploymentId} was not found`,
+        );
+      }
+    }
+    const merged: Record<string, unknown> = { ...current };
+    for (const [key, value] of Object.entries(rest)) if (value !== undefined) merged[key] = value;
+    if (sheets === null) delete merged.sheets;
+    else if (sheets !== undefined) {
+      const before = (current.sheets as Record<string, unknown> | undefined) ?? {};
+      const after: Record<string, unknown> = { ...before };
+      for (const [key, value] of Object.entries(sheets)) if (value !== undefined) after[key] = value;
+      merged.sheets = after;
+    }
+    return merged;
   }
 
   private uniqueViolation(err: unknown): unknown {

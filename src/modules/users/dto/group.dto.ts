@@ -9,7 +9,11 @@ export class GroupDto {
   @ApiProperty() id: number;
   @ApiProperty({ description: 'As the data model sees it; compared exactly' }) name: string;
   @ApiProperty({ type: String, nullable: true }) description: string | null;
+  @ApiProperty({ type: String, nullable: true, description: "The identity provider's id (SCIM externalId)" })
+  externalId: string | null;
+  @ApiProperty({ description: 'Console users in the group' }) memberCount: number;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ format: 'date-time' }) updatedAt: string;
 }
 
 export class GroupsListDto {
@@ -28,4 +32,36 @@ export class CreateGroupDto {
 
   @StringField({ optional: true, nullable: true, maxLength: GROUP_DESCRIPTION_MAX })
   description?: string | null;
+
+  @StringField({ optional: true, nullable: true, maxLength: 255 })
+  externalId?: string | null;
+}
+
+export class UpdateGroupDto {
+  @StringField({
+    optional: true,
+    minLength: 1,
+    maxLength: GROUP_NAME_MAX,
+    description: 'Renaming keeps members, roles and grants',
+  })
+  name?: string;
+
+  @StringField({ optional: true, nullable: true, maxLength: GROUP_DESCRIPTION_MAX })
+  description?: string | null;
+
+  @StringField({ optional: true, nullable: true, maxLength: 255 })
+  externalId?: string | null;
+}
+
+export class GroupMemberDto {
+  @ApiProperty() id: number;
+  @ApiProperty() email: string;
+  @ApiProperty() username: string;
+  @ApiProperty({ type: String, nullable: true }) firstName: string | null;
+  @ApiProperty() isDeactivated: boolean;
+}
+
+export class GroupMembersListDto {
+  @ApiProperty({ type: GroupMemberDto, isArray: true }) items: GroupMemberDto[];
+  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
 }

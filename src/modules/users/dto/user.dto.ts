@@ -1,15 +1,26 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { BUILT_IN_ROLE_NAMES } from '../../../core/auth/action.js';
 import { LegacyPageQueryDto, LegacyPaginationDto, PageInfoDto } from '../../../core/http/pagination.js';
+import { BulkActionErrorDto } from '../../../core/http/bulk.js';
 import {
   BoolField,
   EmailField,
+  EnumField,
+  IdArrayField,
   IntField,
   NestedField,
   StringArrayField,
   StringField,
 } from '../../../core/http/validation.js';
 import { PolicyDto } from './policy.dto.js';
+
+export class SheetsUserSettingsDto {
+  @BoolField({ optional: true, nullable: true }) autoRunQueryOnChange?: boolean | null;
+  @BoolField({ optional: true, nullable: true }) openExplorationFromSheet?: boolean | null;
+  @BoolField({ optional: true, nullable: true }) revealSheetOnOpen?: boolean | null;
+  @BoolField({ optional: true, nullable: true }) showAppliedFilters?: boolean | null;
+  @BoolField({ optional: true, nullable: true }) suppressDuplicateValues?: boolean | null;
+}
 
 export class UserSettingsDto {
   @StringField({ optional: true, nullable: true, maxLength: 35, example: 'en-US' }) locale?: string | null;
@@ -18,6 +29,19 @@ export class UserSettingsDto {
   @StringField({ optional: true, nullable: true, maxLength: 64, example: 'Europe/Berlin' }) timezone?:
     string | null;
   @BoolField({ optional: true, nullable: true }) alternatingRowColors?: boolean | null;
+  @NestedField(() => SheetsUserSettingsDto, {
+    optional: true,
+    nullable: true,
+    description: 'Spreadsheet add-in preferences; merged field by field, `null` clears them',
+  })
+  sheets?: SheetsUserSettingsDto | null;
+  @IntField({
+    optional: true,
+    nullable: true,
+    deprecated: true,
+    description: 'Deprecated: accepted for older clients and ignored',
+  })
+  lastSeenChangelogId?: number | null;
 }
 
 export class UserCreateDto {
@@ -107,4 +131,26 @@ export class UsersListDto {
 
 export class DeleteUserResponseDto {
   @ApiProperty() success: boolean;
+}
+
+export const BULK_USER_ACTIONS = ['DEACTIVATE', 'ACTIVATE', 'DELETE'] as const;
+export type BulkUserAction = (typeof BULK_USER_ACTIONS)[number];
+
+export class BulkUserActionDto {
+  @EnumField(BULK_USER_ACTIONS, { enumName: 'BulkUserAction' }) action: BulkUserAction;
+
+  @IdArrayField({ minItems: 1, maxItems: 100, description: 'Users to act on; repeated ids collapse' })
+  userIds: number[];
+}
+
+export class BulkUserActionFailureDto {
+  @ApiProperty() userId: number;
+  @ApiProperty({ type: BulkActionErrorDto }) error: BulkActionErrorDto;
+}
+
+export class BulkUserActionResultDto {
+  @ApiProperty({ enum: BULK_USER_ACTIONS, enumName: 'BulkUserAction' }) action: BulkUserAction;
+  @ApiProperty({ type: Number, isArray: true, description: 'Users the action was applied to, in order' })
+  succeeded: number[];
+  @ApiProperty({ type: BulkUserActionFailureDto, isArray: true }) failed: BulkUserActionFailureDto[];
 }

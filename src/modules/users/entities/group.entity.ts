@@ -7,12 +7,14 @@ import {
   ManyToOne,
   PrimaryGeneratedColumn,
   type Relation,
+  UpdateDateColumn,
 } from 'typeorm';
 import { Account } from './account.entity.js';
 
 /**
- * An account-wide group. Embed users join them through provisioning and sessions (`groups`),
- * where they gate data-model access; names are matched exactly, as the data model sees them.
+ * An account-wide group. Console users are members (managed here or by SCIM) and inherit the
+ * group's roles and grants; embed users join through provisioning and sessions (`groups`), where
+ * groups gate data-model access. Names are matched exactly, as the data model sees them.
  */
 @Entity('groups')
 @Index('uq_groups_account_name', ['accountId', 'name'], { unique: true })
@@ -29,5 +31,10 @@ export class Group {
 
   @Column({ type: 'varchar', length: 500, nullable: true }) description: string | null;
 
+  /** The identity provider's id for the group (SCIM `externalId`). */
+  @Column({ type: 'varchar', length: 255, nullable: true }) externalId: string | null;
+
   @CreateDateColumn({ type: 'timestamptz', precision: 3 }) createdAt: Date;
+
+  @UpdateDateColumn({ type: 'timestamptz', precision: 3 }) updatedAt: Date;
 }

@@ -31,6 +31,12 @@ export class User {
 
   @Column({ type: 'varchar', length: 255, nullable: true }) firstName: string | null;
 
+  /** Family name (SCIM `name.familyName`). */
+  @Column({ type: 'varchar', length: 255, nullable: true }) lastName: string | null;
+
+  /** SCIM `displayName`, when the identity provider sends one. */
+  @Column({ type: 'varchar', length: 255, nullable: true }) displayName: string | null;
+
   @Column({ type: 'varchar', length: 2048, nullable: true }) picture: string | null;
 
   @Column({ type: 'varchar', length: 255, nullable: true }) title: string | null;

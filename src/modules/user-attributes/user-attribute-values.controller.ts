@@ -1,0 +1,58 @@
+import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
+import { ApiForbiddenResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Authenticated, CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
+import { Action } from '../../core/auth/action.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { ErrorResponseDto } from '../../core/http/error-response.dto.js';
+import { IdParam } from '../../core/http/id.pipe.js';
+import { UserAttributeValueDto, UserAttributeValueInputDto } from './dto/user-attribute-value.dto.js';
+import { UserAttributeValuesService } from './user-attribute-values.service.js';
+
+@ApiTags('User Attribute Values')
+@Controller('api/v1/user-attribute-values')
+export class UserAttributeValuesController {
+  constructor(private readonly values: UserAttributeValuesService) {}
+
+  @Get(':userId')
+  @Authenticated()
+  @ApiOperation({
+    summary: 'Get the attribute values of a user',
+    description:
+      'The effective values of the user, ordered by attribute name: one entry per attribute the user ' +
+      'has a value for, plus one per attribute with a default value (then `value` is the default parsed ' +
+      'to the type and `isDefault` is true). Admins may read any user of the account; other users only ' +
+      'themselves (403 otherwise).',
+  })
+  @ApiOkResponse({ type: UserAttributeValueDto, isArray: true })
+  @ApiForbiddenResponse({
+    description: 'A user other than an admin asks for another user',
+    type: ErrorResponseDto,
+  })
+  @ApiErrors(400, 404)
+  getUserAttributeValues(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('userId') userId: number,
+  ): Promise<UserAttributeValueDto[]> {
+    return this.values.list(actor, userId);
+  }
+
+  @Post()
+  @HttpCode(200)
+  @RequireActions(Action.All)
+  @ApiOperation({
+    summary: 'Set a user’s attribute value',
+    description:
+      'Admin only. Creates or replaces the value of one attribute for one user; `value: null` removes ' +
+      'it. The value must match the attribute’s type (JSON types: `"true"` is a string, not a boolean). ' +
+      'The response shows the effective value, which after a removal is the default, if any.',
+  })
+  @ApiOkResponse({ type: UserAttributeValueDto })
+  @ApiErrors(400, 404)
+  upsertUserAttributeValue(
+    @CurrentPrincipal() actor: Principal,
+    @Body() dto: UserAttributeValueInputDto,
+  ): Promise<UserAttributeValueDto> {
+    return this.values.upsert(actor, dto);
+  }
+}

@@ -1,0 +1,75 @@
+import { Body, Controller, Get, HttpCode, Post, Put, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Authenticated, CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
+import { Action } from '../../core/auth/action.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { IdParam } from '../../core/http/id.pipe.js';
+import {
+  UserAttributeCreateDto,
+  UserAttributeDto,
+  UserAttributesListDto,
+  UserAttributesQueryDto,
+  UserAttributeUpdateDto,
+} from './dto/user-attribute.dto.js';
+import { UserAttributesService } from './user-attributes.service.js';
+
+@ApiTags('User Attributes')
+@Controller('api/v1/user-attributes')
+export class UserAttributesController {
+  constructor(private readonly attributes: UserAttributesService) {}
+
+  @Get()
+  @Authenticated()
+  @ApiOperation({
+    summary: 'List user attributes',
+    description:
+      'Newest first, paged with `first`/`after`. `name` (exact) and `type` filter. The legacy ' +
+      '`offset`/`limit` parameters and the `data`/`count`/`pagination` fields still work but are deprecated.',
+  })
+  @ApiOkResponse({ type: UserAttributesListDto })
+  @ApiErrors(400)
+  getUserAttributes(
+    @CurrentPrincipal() actor: Principal,
+    @Query() query: UserAttributesQueryDto,
+  ): Promise<UserAttributesListDto> {
+    return this.attributes.list(actor, query);
+  }
+
+  @Post()
+  @HttpCode(200)
+  @RequireActions(Action.All)
+  @ApiOperation({
+    summary: 'Create a user attribute',
+    description:
+      'Admin only. The name is unique in the account and, like the type, cannot change later. ' +
+      'A default value must parse as the type.',
+  })
+  @ApiOkResponse({ type: UserAttributeDto })
+  @ApiErrors(400, 409)
+  createUserAttribute(
+    @CurrentPrincipal() actor: Principal,
+    @Body() dto: UserAttributeCreateDto,
+  ): Promise<UserAttributeDto> {
+    return this.attributes.create(actor, dto);
+  }
+
+  @Put(':id')
+  @RequireActions(Action.All)
+  @ApiOperation({
+    summary: 'Update a user attribute',
+    description:
+      'Admin only. Changes the display name, description and default value; omitted fields keep their ' +
+      'value, null clears them. `type` may be sent but must be the current type (else 400 ' +
+      '`attribute_type_immutable`); `name` cannot be sent.',
+  })
+  @ApiOkResponse({ type: UserAttributeDto })
+  @ApiErrors(400, 404)
+  updateUserAttribute(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('id') id: number,
+    @Body() dto: UserAttributeUpdateDto,
+  ): Promise<UserAttributeDto> {
+    return this.attributes.update(actor, id, dto);
+  }
+}
