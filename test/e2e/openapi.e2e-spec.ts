@@ -25,8 +25,16 @@ describe('OpenAPI document and Swagger UI', () => {
     );
   });
 
-  /** Probes and the session exchange take no token; the embed dashboard takes an embed token only. */
-  const PUBLIC_PATHS = new Set(['/health/live', '/health/ready', '/api/v1/embed/session/token']);
+  /**
+   * Probes, the session exchange and the OAuth callback (the state is the credential) take no
+   * token; the embed dashboard takes an embed token only.
+   */
+  const PUBLIC_PATHS = new Set([
+    '/health/live',
+    '/health/ready',
+    '/api/v1/embed/session/token',
+    '/api/v1/oauth/callback',
+  ]);
   const EMBED_TOKEN_ROUTES = new Set(['get /api/v1/embed/dashboard/{publicId}']);
 
   it('gives every operation a unique operationId, a tag, its security, and response schemas', () => {

@@ -51,7 +51,8 @@ export class LoggingModule {
               req: (req: { id: string; method: string; url: string }) => ({
                 id: req.id,
                 method: req.method,
-                url: req.url.replace(/([?&]access_token=)[^&]*/gi, '$1[redacted]'),
+                // Credentials that travel in query strings: tokens, and the OAuth callback's code and state.
+                url: req.url.replace(/([?&](?:access_token|code|state)=)[^&]*/gi, '$1[redacted]'),
               }),
               res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
             },

@@ -251,7 +251,8 @@ export class GroupsService {
   async replacePolicies(actor: Principal, id: number, dto: PoliciesInputDto): Promise<PoliciesResponseDto> {
     await this.policies.validate(actor, dto.policies);
     return this.dataSource.transaction(async (manager) => {
-      await this.lockGroup(manager, actor.accountId, id);
+      // An exclusive lock: parallel replacements of the group's grants run one after the other.
+      await this.lockGroup(manager, actor.accountId, id, 'FOR NO KEY UPDATE');
       await this.policies.replace(manager, actor.accountId, 'group', id, dto.policies);
       const map = await this.policies.read(actor.accountId, [{ type: 'group', id }], manager);
       return { policies: map.get(`group:${id}`) ?? [] };
@@ -283,10 +284,15 @@ export class GroupsService {
   }
 
   /** Share-locks the group (404 when it is not in the account), so it cannot vanish mid-change. */
-  private async lockGroup(manager: EntityManager, accountId: number, id: number): Promise<void> {
+  private async lockGroup(
+    manager: EntityManager,
+    accountId: number,
+    id: number,
+    mode: 'FOR KEY SHARE' | 'FOR NO KEY UPDATE' = 'FOR KEY SHARE',
+  ): Promise<void> {
     const rows = await queryRows<{ id: number }>(
       manager,
-      `SELECT id FROM groups WHERE account_id = $1 AND id = $2 FOR KEY SHARE`,
+      `SELECT id FROM groups WHERE account_id = $1 AND id = $2 ${mode}`,
       [accountId, id],
     );
     if (rows.length === 0) throw usersError('group_not_found', `Group ${id} was not found`);

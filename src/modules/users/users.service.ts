@@ -133,6 +133,7 @@ export class UsersService {
     const principals = [
       { type: 'user' as const, id: actor.userId },
       ...actor.roleIds.map((id) => ({ type: 'role' as const, id })),
+      ...actor.groupIds.map((id) => ({ type: 'group' as const, id })),
     ];
     const policies = [...(await this.policies.read(actor.accountId, principals)).values()].flat();
     const builtIn = builtInRoleActions(user.defaultRoles ?? []);
@@ -169,7 +170,7 @@ export class UsersService {
   async update(actor: Principal, id: number, dto: UserUpdateDto): Promise<UserDto> {
     return this.dataSource.transaction(async (manager) => {
       await this.lockAccount(manager, actor.accountId);
-      const current = await this.row(actor.accountId, id, manager);
+      const current = await this.row(actor.accountId, id, manager, true);
       const roles = withAdmin(dto.defaultRoles ?? current.defaultRoles, dto.isAdmin);
       const deactivated = dto.isDeactivated ?? current.isDeactivated;
       const losesAdmin =

@@ -1,0 +1,97 @@
+import { Body, Controller, Delete, Get, HttpCode, Post, Put } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Action } from '../../core/auth/action.js';
+import { Authenticated, CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { IdParam } from '../../core/http/id.pipe.js';
+import {
+  CreateOAuthIntegrationDto,
+  OAuthIntegrationDto,
+  UpdateOAuthIntegrationDto,
+} from './dto/oauth-integration.dto.js';
+import { IntegrationsSuccessDto } from './dto/success.dto.js';
+import { OAuthIntegrationsService } from './oauth-integrations.service.js';
+
+/** The account's OAuth client registrations. Anyone may read them; the secret is never returned. */
+@ApiTags('OAuth Integrations')
+@Controller('api/v1/oauth-integrations')
+export class OAuthIntegrationsController {
+  constructor(private readonly integrations: OAuthIntegrationsService) {}
+
+  @Get()
+  @Authenticated()
+  @ApiOperation({
+    summary: 'List OAuth integrations',
+    description: 'Every integration of the account, by id.',
+  })
+  @ApiOkResponse({ type: OAuthIntegrationDto, isArray: true })
+  listOAuthIntegrations(@CurrentPrincipal() actor: Principal): Promise<OAuthIntegrationDto[]> {
+    return this.integrations.list(actor);
+  }
+
+  @Post()
+  @HttpCode(200)
+  @RequireActions(Action.OAuthIntegrationsManage)
+  @ApiOperation({
+    summary: 'Create an OAuth integration',
+    description:
+      'Registers an OAuth 2.0 client of an external provider. URLs must be https (plain http only for a ' +
+      'loopback host), without credentials or fragment. The client secret is stored encrypted and never ' +
+      'returned. Names are unique in the account, ignoring case (409).',
+  })
+  @ApiOkResponse({ type: OAuthIntegrationDto })
+  @ApiErrors(400, 409)
+  createOAuthIntegration(
+    @CurrentPrincipal() actor: Principal,
+    @Body() dto: CreateOAuthIntegrationDto,
+  ): Promise<OAuthIntegrationDto> {
+    return this.integrations.create(actor, dto);
+  }
+
+  @Get(':id')
+  @Authenticated()
+  @ApiOperation({ summary: 'Get an OAuth integration' })
+  @ApiOkResponse({ type: OAuthIntegrationDto })
+  @ApiErrors(400, 404)
+  getOAuthIntegration(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('id') id: number,
+  ): Promise<OAuthIntegrationDto> {
+    return this.integrations.get(actor, id);
+  }
+
+  @Put(':id')
+  @RequireActions(Action.OAuthIntegrationsManage)
+  @ApiOperation({
+    summary: 'Update an OAuth integration',
+    description:
+      'The required fields replace the stored ones. `scopes` and `config` are replaced when given and kept ' +
+      'when omitted; `clientSecret` is replaced by a string and kept when omitted or null.',
+  })
+  @ApiOkResponse({ type: OAuthIntegrationDto })
+  @ApiErrors(400, 404, 409)
+  updateOAuthIntegration(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('id') id: number,
+    @Body() dto: UpdateOAuthIntegrationDto,
+  ): Promise<OAuthIntegrationDto> {
+    return this.integrations.update(actor, id, dto);
+  }
+
+  @Delete(':id')
+  @RequireActions(Action.OAuthIntegrationsManage)
+  @ApiOperation({
+    summary: 'Delete an OAuth integration',
+    description: 'Also deletes every user’s tokens for it and its pending authorizations.',
+  })
+  @ApiOkResponse({ type: IntegrationsSuccessDto })
+  @ApiErrors(400, 404)
+  async deleteOAuthIntegration(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('id') id: number,
+  ): Promise<IntegrationsSuccessDto> {
+    await this.integrations.remove(actor, id);
+    return { success: true };
+  }
+}

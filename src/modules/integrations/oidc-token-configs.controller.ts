@@ -1,0 +1,87 @@
+import { Body, Controller, Delete, Get, HttpCode, Post, Put } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Action } from '../../core/auth/action.js';
+import { CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { IdParam } from '../../core/http/id.pipe.js';
+import {
+  CreateOidcTokenConfigDto,
+  OidcTokenConfigDto,
+  UpdateOidcTokenConfigDto,
+} from './dto/oidc-token-config.dto.js';
+import { IntegrationsSuccessDto } from './dto/success.dto.js';
+import { OidcTokenConfigsService } from './oidc-token-configs.service.js';
+
+/** Audiences of the account's workload-identity tokens. Admin only. */
+@ApiTags('OIDC Token Configs')
+@Controller('api/v1/oidc-token-configs')
+@RequireActions(Action.All)
+export class OidcTokenConfigsController {
+  constructor(private readonly configs: OidcTokenConfigsService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'List OIDC token configs', description: 'Every config of the account, by id.' })
+  @ApiOkResponse({ type: OidcTokenConfigDto, isArray: true })
+  listOidcTokenConfigs(@CurrentPrincipal() actor: Principal): Promise<OidcTokenConfigDto[]> {
+    return this.configs.list(actor);
+  }
+
+  @Post()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Create an OIDC token config',
+    description:
+      '`audience` follows `audienceType`: fixed for `aws` and `azure`, `customAudience` for `gcp` (a Workload ' +
+      'Identity Federation provider) and `custom`. One config per well-known type, any number of `custom` ' +
+      'ones (409 otherwise). `targetEnvVar` is for `custom` only. Names are unique in the account (409).',
+  })
+  @ApiOkResponse({ type: OidcTokenConfigDto })
+  @ApiErrors(400, 409)
+  createOidcTokenConfig(
+    @CurrentPrincipal() actor: Principal,
+    @Body() dto: CreateOidcTokenConfigDto,
+  ): Promise<OidcTokenConfigDto> {
+    return this.configs.create(actor, dto);
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'Get an OIDC token config' })
+  @ApiOkResponse({ type: OidcTokenConfigDto })
+  @ApiErrors(400, 404)
+  getOidcTokenConfig(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('id') id: number,
+  ): Promise<OidcTokenConfigDto> {
+    return this.configs.get(actor, id);
+  }
+
+  @Put(':id')
+  @ApiOperation({
+    summary: 'Update an OIDC token config',
+    description:
+      'Omitted fields keep their value; null clears `subFormat`, `targetEnvVar` and `customClaims`. The ' +
+      'audience type never changes.',
+  })
+  @ApiOkResponse({ type: OidcTokenConfigDto })
+  @ApiErrors(400, 404, 409)
+  updateOidcTokenConfig(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('id') id: number,
+    @Body() dto: UpdateOidcTokenConfigDto,
+  ): Promise<OidcTokenConfigDto> {
+    return this.configs.update(actor, id, dto);
+  }
+
+  @Delete(':id')
+  @ApiOperation({ summary: 'Delete an OIDC token config' })
+  @ApiOkResponse({ type: IntegrationsSuccessDto })
+  @ApiErrors(400, 404)
+  async deleteOidcTokenConfig(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('id') id: number,
+  ): Promise<IntegrationsSuccessDto> {
+    await this.configs.remove(actor, id);
+    return { success: true };
+  }
+}
