@@ -3,7 +3,7 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', '.data/**', 'openapi/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', '.data/**', 'openapi/**', '.build/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

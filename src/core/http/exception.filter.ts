@@ -121,7 +121,11 @@ export function sendError(req: Request, res: Response, body: ErrorBody): void {
       JSON.stringify({
         schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
         status: String(body.statusCode),
-        ...(SCIM_TYPES.has(body.code) ? { scimType: body.code } : {}),
+        ...(SCIM_TYPES.has(body.code)
+          ? { scimType: body.code }
+          : body.code === 'malformed_json'
+            ? { scimType: 'invalidSyntax' }
+            : {}),
         detail,
       }),
     );

@@ -40,9 +40,11 @@ export function configureHttp(app: NestExpressApplication, config: AppConfig): v
   });
   app.use((req: Request, res: Response, next: NextFunction) => {
     if (http.allowHttp || req.secure || PROBES.test(req.path)) return next();
-    res
-      .status(403)
-      .json(errorBody(403, 'https_required', 'This API is only served over HTTPS; retry with https://'));
+    sendError(
+      req,
+      res,
+      errorBody(403, 'https_required', 'This API is only served over HTTPS; retry with https://'),
+    );
   });
 
   app.use(
@@ -70,16 +72,16 @@ export function configureHttp(app: NestExpressApplication, config: AppConfig): v
         legacyHeaders: false,
         keyGenerator: rateLimitKey,
         skip: (req) => PROBES.test(req.path),
-        handler: (_req, res) => {
-          res
-            .status(429)
-            .json(
-              errorBody(
-                429,
-                'rate_limited',
-                'Too many requests for this token; retry after the Retry-After delay',
-              ),
-            );
+        handler: (req, res) => {
+          sendError(
+            req,
+            res,
+            errorBody(
+              429,
+              'rate_limited',
+              'Too many requests for this token; retry after the Retry-After delay',
+            ),
+          );
         },
       }),
     );
@@ -91,7 +93,7 @@ export function configureHttp(app: NestExpressApplication, config: AppConfig): v
   app.use((req: Request, res: Response, next: NextFunction) => {
     const rawUrl = req.originalUrl;
     if (/%00/.test(rawUrl) || containsNul(req.body)) {
-      res.status(400).json(errorBody(400, 'invalid_characters', 'The request contains a NUL character'));
+      sendError(req, res, errorBody(400, 'invalid_characters', 'The request contains a NUL character'));
       return;
     }
     next();

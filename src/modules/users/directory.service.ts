@@ -195,7 +195,10 @@ export class DirectoryService {
     lock = false,
   ): Promise<DirectoryGroup | null> {
     if (lock) {
-      await manager.query(`SELECT id FROM groups WHERE account_id = $1 AND id = $2 FOR UPDATE`, [accountId, id]);
+      await manager.query(`SELECT id FROM groups WHERE account_id = $1 AND id = $2 FOR UPDATE`, [
+        accountId,
+        id,
+      ]);
     }
     const [row] = await queryRows<DirectoryGroup>(
       manager,
@@ -226,7 +229,11 @@ export class DirectoryService {
    * Which of `ids` are users of the account. They stay share-locked until the caller's
    * transaction ends, so they cannot be deleted before the memberships written from this.
    */
-  async existingUserIds(manager: EntityManager, accountId: number, ids: readonly number[]): Promise<number[]> {
+  async existingUserIds(
+    manager: EntityManager,
+    accountId: number,
+    ids: readonly number[],
+  ): Promise<number[]> {
     if (ids.length === 0) return [];
     const rows = await queryRows<{ id: number }>(
       manager,
@@ -248,7 +255,11 @@ export class DirectoryService {
     const condition = `${alias}.account_id = $1${where ? ` AND ${where.sql}` : ''}`;
     const params = [accountId, ...(where?.params ?? [])];
     const [count, rows] = await Promise.all([
-      queryRows<{ n: number }>(this.dataSource, `SELECT count(*)::int AS n FROM ${from} WHERE ${condition}`, params),
+      queryRows<{ n: number }>(
+        this.dataSource,
+        `SELECT count(*)::int AS n FROM ${from} WHERE ${condition}`,
+        params,
+      ),
       limit === 0
         ? Promise.resolve([] as T[])
         : queryRows<T>(
@@ -277,7 +288,8 @@ export class DirectoryService {
   private taken(err: unknown): unknown {
     const constraint = uniqueViolation(err);
     if (constraint === null) return err;
-    if (constraint.includes('username')) return usersError('username_taken', 'That userName is already in use');
+    if (constraint.includes('username'))
+      return usersError('username_taken', 'That userName is already in use');
     return usersError('email_taken', 'A user with that email address already exists');
   }
 }

@@ -125,20 +125,20 @@ export class GroupsService {
     return this.get(actor, id, manager);
   }
 
-  async remove(actor: Principal, id: number): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      const rows = await queryRows<{ id: number }>(
-        manager,
-        `DELETE FROM groups WHERE id = $1 AND account_id = $2 RETURNING id`,
-        [id, actor.accountId],
-      );
-      if (rows.length === 0) throw usersError('group_not_found', `Group ${id} was not found`);
-      // policies.principal_id has no foreign key: the group's grants go with the group.
-      await manager.query(
-        `DELETE FROM policies WHERE account_id = $1 AND principal_type = 'group' AND principal_id = $2`,
-        [actor.accountId, id],
-      );
-    });
+  /** Deletes a group; inside the caller's transaction when `manager` is given. */
+  async remove(actor: Principal, id: number, manager?: EntityManager): Promise<void> {
+    if (!manager) return this.dataSource.transaction((m) => this.remove(actor, id, m));
+    const rows = await queryRows<{ id: number }>(
+      manager,
+      `DELETE FROM groups WHERE id = $1 AND account_id = $2 RETURNING id`,
+      [id, actor.accountId],
+    );
+    if (rows.length === 0) throw usersError('group_not_found', `Group ${id} was not found`);
+    // policies.principal_id has no foreign key: the group's grants go with the group.
+    await manager.query(
+      `DELETE FROM policies WHERE account_id = $1 AND principal_type = 'group' AND principal_id = $2`,
+      [actor.accountId, id],
+    );
   }
 
   async listMembers(actor: Principal, id: number, query: PageQueryDto): Promise<Page<GroupMemberDto>> {

@@ -272,29 +272,29 @@ export class UsersService {
     }
   }
 
-  async remove(actor: Principal, id: number): Promise<void> {
+  /** Deletes a user; inside the caller's transaction when `manager` is given. */
+  async remove(actor: Principal, id: number, manager?: EntityManager): Promise<void> {
     if (id === actor.userId) throw usersError('cannot_act_on_self', 'You cannot delete yourself');
-    await this.dataSource.transaction(async (manager) => {
-      await this.lockAccount(manager, actor.accountId);
-      const current = await this.row(actor.accountId, id, manager);
-      if (current.defaultRoles.includes('Admin') && !current.isDeactivated) {
-        await this.assertAnotherAdmin(manager, actor.accountId, id);
-      }
-      // policies.principal_id has no foreign key: a user's direct grants go with the user.
-      await manager.query(
-        `DELETE FROM policies WHERE account_id = $1 AND principal_type = 'user' AND principal_id = $2`,
-        [actor.accountId, id],
-      );
-      // Workspace content outlives its owner: the admin who deletes the user takes it over.
-      for (const table of ['folders', 'workbooks', 'reports']) {
-        await manager.query(`UPDATE ${table} SET user_id = $3 WHERE account_id = $1 AND user_id = $2`, [
-          actor.accountId,
-          id,
-          actor.userId,
-        ]);
-      }
-      await manager.query(`DELETE FROM users WHERE account_id = $1 AND id = $2`, [actor.accountId, id]);
-    });
+    if (!manager) return this.dataSource.transaction((m) => this.remove(actor, id, m));
+    await this.lockAccount(manager, actor.accountId);
+    const current = await this.row(actor.accountId, id, manager);
+    if (current.defaultRoles.includes('Admin') && !current.isDeactivated) {
+      await this.assertAnotherAdmin(manager, actor.accountId, id);
+    }
+    // policies.principal_id has no foreign key: a user's direct grants go with the user.
+    await manager.query(
+      `DELETE FROM policies WHERE account_id = $1 AND principal_type = 'user' AND principal_id = $2`,
+      [actor.accountId, id],
+    );
+    // Workspace content outlives its owner: the admin who deletes the user takes it over.
+    for (const table of ['folders', 'workbooks', 'reports']) {
+      await manager.query(`UPDATE ${table} SET user_id = $3 WHERE account_id = $1 AND user_id = $2`, [
+        actor.accountId,
+        id,
+        actor.userId,
+      ]);
+    }
+    await manager.query(`DELETE FROM users WHERE account_id = $1 AND id = $2`, [actor.accountId, id]);
   }
 
   async getPolicies(actor: Principal, userId: number): Promise<PoliciesResponseDto> {

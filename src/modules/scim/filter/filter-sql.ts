@@ -1,0 +1,312 @@
+import { GROUP_SCHEMA, USER_SCHEMA, resolveAttr, type ResourceSchema } from '../scim.schema.js';
+import { scimError } from '../scim.errors.js';
+import type { AttrPath, CompValue, CompareOp, FilterNode } from './filter-parser.js';
+
+/**
+ * Compiles a parsed filter to a parameterised SQL condition over a whitelist of columns. Values
+ * are always bound parameters; LIKE patterns are escaped. Every condition is a non-null
+ * boolean, so `not (...)` also matches resources where the attribute is unassigned.
+ */
+
+interface SqlColumn {
+  kind: 'column';
+  type: 'string' | 'boolean' | 'dateTime' | 'id';
+  expr: string;
+  caseExact: boolean;
+  /** The column is stored lowercased: compare it directly with the lowercased value (uses its index). */
+  lowered: boolean;
+}
+
+interface SqlComplex {
+  kind: 'complex';
+  subs: Record<string, SqlColumn>;
+}
+
+interface SqlMulti {
+  kind: 'multi';
+  /** Wraps a condition on one value's sub-attributes into "some value matches". */
+  some: (condition: string) => string;
+  subs: Record<string, SqlColumn>;
+}
+
+type SqlAttr = SqlColumn | SqlComplex | SqlMulti;
+
+export interface FilterColumns {
+  schema: ResourceSchema;
+  /** By lowercased attribute name. */
+  attrs: Record<string, SqlAttr>;
+}
+
+export interface SqlCondition {
+  sql: string;
+  params: unknown[];
+}
+
+const col = (type: SqlColumn['type'], expr: string, caseExact = false, lowered = false): SqlColumn => ({
+  kind: 'column',
+  type,
+  expr,
+  caseExact,
+  lowered,
+});
+
+/** Users, as alias `u` (see `DirectoryService.findUsers`). */
+export const USER_FILTER_COLUMNS: FilterColumns = {
+  schema: USER_SCHEMA,
+  attrs: {
+    id: col('id', 'u.id', true),
+    externalid: col('string', 'u.external_id', true),
+    username: col('string', 'u.username'),
+    name: {
+      kind: 'complex',
+      subs: {
+        givenname: col('string', 'u.first_name'),
+        familyname: col('string', 'u.last_name'),
+        formatted: col('string', `NULLIF(concat_ws(' ', u.first_name, u.last_name), '')`),
+      },
+    },
+    displayname: col('string', 'u.display_name'),
+    title: col('string', 'u.title'),
+    active: col('boolean', 'NOT u.is_deactivated', true),
+    // Exactly one email per user: "some value matches" is the condition itself.
+    emails: {
+      kind: 'multi',
+      some: (c) => c,
+      subs: {
+        value: col('string', 'u.email', false, true),
+        type: col('string', `'work'`),
+        primary: col('boolean', 'TRUE', true),
+      },
+    },
+    groups: {
+      kind: 'multi',
+      some: (c) =>
+        `EXISTS (SELECT 1 FROM group_members gm JOIN groups g ON g.id = gm.group_id WHERE gm.user_id = u.id AND ${c})`,
+      subs: {
+        value: col('id', 'gm.group_id', true),
+        display: col('string', 'g.name', true),
+        type: col('string', `'direct'`),
+      },
+    },
+    meta: {
+      kind: 'complex',
+      subs: {
+        created: col('dateTime', 'u.created_at'),
+        lastmodified: col('dateTime', 'u.updated_at'),
+        resourcetype: col('string', `'User'`, true),
+      },
+    },
+  },
+};
+
+/** Groups, as alias `g` (see `DirectoryService.findGroups`). */
+export const GROUP_FILTER_COLUMNS: FilterColumns = {
+  schema: GROUP_SCHEMA,
+  attrs: {
+    id: col('id', 'g.id', true),
+    externalid: col('string', 'g.external_id', true),
+    displayname: col('string', 'g.name', true),
+    members: {
+      kind: 'multi',
+      some: (c) =>
+        `EXISTS (SELECT 1 FROM group_members gm JOIN users mu ON mu.id = gm.user_id WHERE gm.group_id = g.id AND ${c})`,
+      subs: {
+        value: col('id', 'gm.user_id', true),
+        display: col('string', 'COALESCE(mu.display_name, mu.username)'),
+        type: col('string', `'User'`, true),
+      },
+    },
+    meta: {
+      kind: 'complex',
+      subs: {
+        created: col('dateTime', 'g.created_at'),
+        lastmodified: col('dateTime', 'g.updated_at'),
+        resourcetype: col('string', `'Group'`, true),
+      },
+    },
+  },
+};
+
+const MAX_INT = 2_147_483_647;
+
+function escapeLike(value: string): string {
+  return value.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+function pathText(path: AttrPath): string {
+  return `${path.uri ? `${path.uri}:` : ''}${path.name}${path.sub ? `.${path.sub}` : ''}`;
+}
+
+function invalid(message: string) {
+  return scimError('invalidFilter', message);
+}
+
+class Compiler {
+  readonly params: unknown[] = [];
+
+  constructor(
+    private readonly columns: FilterColumns,
+    private readonly firstParam: number,
+  ) {}
+
+  node(n: FilterNode, scope: { label: string; subs: Record<string, SqlColumn> } | null): string {
+    switch (n.kind) {
+      case 'and':
+      case 'or':
+        return `(${n.items.map((i) => this.node(i, scope)).join(n.kind === 'and' ? ' AND ' : ' OR ')})`;
+      case 'not':
+        return `(NOT ${this.node(n.item, scope)})`;
+      case 'valuePath': {
+        if (scope) throw invalid('Value filters cannot be nested');
+        const target = this.lookup(n.path);
+        if (target.attr.kind === 'column' || n.path.sub !== null) {
+          throw invalid(`"${pathText(n.path)}" is not a complex attribute, so it takes no [filter]`);
+        }
+        const inner = this.node(n.filter, { label: pathText(n.path), subs: target.attr.subs });
+        return target.attr.kind === 'multi' ? target.attr.some(inner) : inner;
+      }
+      case 'present':
+      case 'compare':
+        return scope ? this.inScope(n, scope) : this.topLevel(n);
+    }
+  }
+
+  private inScope(
+    n: Extract<FilterNode, { kind: 'present' | 'compare' }>,
+    scope: { label: string; subs: Record<string, SqlColumn> },
+  ): string {
+    const column =
+      n.path.uri === null && n.path.sub === null ? scope.subs[n.path.name.toLowerCase()] : undefined;
+    const label = `${scope.label}.${pathText(n.path)}`;
+    if (!column) throw invalid(`Cannot filter on "${label}": not a supported sub-attribute`);
+    return this.column(column, n, label);
+  }
+
+  private topLevel(n: Extract<FilterNode, { kind: 'present' | 'compare' }>): string {
+    const { attr, subName, label } = this.lookup(n.path);
+    if (attr.kind === 'column') return this.column(attr, n, label);
+    if (subName !== null) {
+      const column = attr.subs[subName];
+      if (!column) throw invalid(`Cannot filter on "${label}"`);
+      const condition = this.column(column, n, label);
+      return attr.kind === 'multi' ? attr.some(condition) : condition;
+    }
+    if (attr.kind === 'multi') {
+      // A multi-valued attribute without a sub-attribute stands for its `value`.
+      if (n.kind === 'present') return attr.some('TRUE');
+      return attr.some(this.column(attr.subs.value, n, `${label}.value`));
+    }
+    if (n.kind === 'present') {
+      const subs = Object.values(attr.subs).map((c) => this.column(c, n, label));
+      return `(${subs.join(' OR ')})`;
+    }
+    throw invalid(`"${label}" is a complex attribute: compare one of its sub-attributes`);
+  }
+
+  private lookup(path: AttrPath): { attr: SqlAttr; subName: string | null; label: string } {
+    const label = pathText(path);
+    const resolved = resolveAttr(this.columns.schema, path);
+    if (!resolved) {
+      throw invalid(
+        `Unknown attribute "${label}"; filterable: ${Object.keys(this.columns.attrs).join(', ')}`,
+      );
+    }
+    const attr = this.columns.attrs[resolved.attr.name.toLowerCase()];
+    if (!attr) throw invalid(`Cannot filter on "${label}"`);
+    const subName = resolved.sub ? resolved.sub.name.toLowerCase() : null;
+    if (subName !== null && attr.kind === 'column') throw invalid(`"${label}" has no sub-attributes`);
+    return { attr, subName, label };
+  }
+
+  private bind(value: unknown): string {
+    this.params.push(value);
+    return `$${this.firstParam + this.params.length - 1}`;
+  }
+
+  private column(
+    c: SqlColumn,
+    n: Extract<FilterNode, { kind: 'present' | 'compare' }>,
+    label: string,
+  ): string {
+    if (n.kind === 'present') {
+      return c.type === 'string' ? `COALESCE(${c.expr} <> '', FALSE)` : `(${c.expr} IS NOT NULL)`;
+    }
+    const { op, value } = n;
+    switch (c.type) {
+      case 'string':
+        return this.string(c, op, value, label);
+      case 'id':
+        return this.id(c, op, value, label);
+      case 'boolean':
+        if (typeof value !== 'boolean' || (op !== 'eq' && op !== 'ne')) {
+          throw invalid(`"${label}" is a boolean: only eq and ne with true or false apply`);
+        }
+        return `COALESCE((${c.expr}) ${op === 'eq' ? '=' : '<>'} ${this.bind(value)}::boolean, FALSE)`;
+      case 'dateTime':
+        return this.dateTime(c, op, value, label);
+    }
+  }
+
+  private string(c: SqlColumn, op: CompareOp, value: CompValue, label: string): string {
+    if (value === null) {
+      if (op === 'eq') return `COALESCE(${c.expr} = '', TRUE)`;
+      if (op === 'ne') return `COALESCE(${c.expr} <> '', FALSE)`;
+      throw invalid(`"${label}" ${op} null: only eq and ne compare with null`);
+    }
+    if (typeof value !== 'string') throw invalid(`"${label}" is a string: compare it with a quoted string`);
+    if (op === 'co' || op === 'sw' || op === 'ew') {
+      const pattern = `${op === 'sw' ? '' : '%'}${escapeLike(value)}${op === 'ew' ? '' : '%'}`;
+      return `COALESCE(${c.expr} ${c.caseExact ? 'LIKE' : 'ILIKE'} ${this.bind(pattern)}, FALSE)`;
+    }
+    const left = c.caseExact || c.lowered ? c.expr : `lower(${c.expr})`;
+    const right = c.caseExact ? this.bind(value) : `lower(${this.bind(value)})`;
+    if (op === 'ne') return `(${left} IS DISTINCT FROM ${right})`;
+    const sqlOp = { eq: '=', gt: '>', ge: '>=', lt: '<', le: '<=' }[op];
+    return `COALESCE(${left} ${sqlOp} ${right}, FALSE)`;
+  }
+
+  /** Ids are strings in SCIM: equality against the integer key, ordering and substrings as text. */
+  private id(c: SqlColumn, op: CompareOp, value: CompValue, label: string): string {
+    if (typeof value !== 'string' && typeof value !== 'number') {
+      throw invalid(`"${label}" is a string: compare it with a quoted string`);
+    }
+    const text = String(value);
+    if (op === 'eq' || op === 'ne') {
+      const valid = /^[1-9]\d{0,9}$/.test(text) && Number(text) <= MAX_INT;
+      if (!valid) return op === 'eq' ? 'FALSE' : 'TRUE';
+      return `(${c.expr} ${op === 'eq' ? '=' : '<>'} ${this.bind(Number(text))}::int)`;
+    }
+    if (op === 'co' || op === 'sw' || op === 'ew') {
+      const pattern = `${op === 'sw' ? '' : '%'}${escapeLike(text)}${op === 'ew' ? '' : '%'}`;
+      return `(${c.expr}::text LIKE ${this.bind(pattern)})`;
+    }
+    const sqlOp = { gt: '>', ge: '>=', lt: '<', le: '<=' }[op];
+    return `(${c.expr}::text COLLATE "C" ${sqlOp} ${this.bind(text)})`;
+  }
+
+  private dateTime(c: SqlColumn, op: CompareOp, value: CompValue, label: string): string {
+    if (op === 'co' || op === 'sw' || op === 'ew') {
+      throw invalid(`"${label}" is a date-time: use eq, ne, gt, ge, lt, le or pr`);
+    }
+    const date =
+      typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value) && value.length <= 64
+        ? new Date(value)
+        : null;
+    if (!date || Number.isNaN(date.getTime())) {
+      throw invalid(`"${label}" is a date-time: compare it with a quoted ISO 8601 date-time`);
+    }
+    const sqlOp = { eq: '=', ne: '<>', gt: '>', ge: '>=', lt: '<', le: '<=' }[op];
+    // Output carries milliseconds: compare at that precision so a value read back matches.
+    return `COALESCE(date_trunc('milliseconds', ${c.expr}) ${sqlOp} ${this.bind(date.toISOString())}::timestamptz, FALSE)`;
+  }
+}
+
+/**
+ * The SQL condition of a filter over `columns`; parameters are numbered from `$<firstParam>`.
+ * 400 invalidFilter for an unknown attribute or a value of the wrong type.
+ */
+export function compileFilter(columns: FilterColumns, filter: FilterNode, firstParam: number): SqlCondition {
+  const compiler = new Compiler(columns, firstParam);
+  const sql = compiler.node(filter, null);
+  return { sql, params: compiler.params };
+}

@@ -1,0 +1,188 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Req, Res } from '@nestjs/common';
+import {
+  ApiBody,
+  ApiCreatedResponse,
+  ApiHeader,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+} from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
+import { Action } from '../../core/auth/action.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { ScimPatchOpDto, ScimSearchRequestDto, ScimUserDto, ScimUserListDto } from './dto/scim.dto.js';
+import {
+  parseListQuery,
+  parseRequestProjection,
+  resourceId,
+  parseSearchRequest,
+  scimBase,
+  sendResource,
+  type ListResponse,
+} from './scim-http.js';
+import { ScimController, ScimErrors, ScimListQuery, ScimProjectionQuery } from './scim-openapi.js';
+import { project } from './scim-projection.js';
+import { ScimUsersService, type ScimResult } from './scim-users.service.js';
+import { USER_SCHEMA } from './scim.schema.js';
+
+const ID = { name: 'id', description: 'The user id' };
+const IF_MATCH = {
+  name: 'If-Match',
+  required: false,
+  description: 'Only change the user if its version (ETag) is still this one; else 412',
+};
+
+/** SCIM Users: the account's console users, for identity providers. Admin only. */
+@ScimController()
+@Controller('api/scim/v2/Users')
+@RequireActions(Action.All)
+export class ScimUsersController {
+  constructor(private readonly users: ScimUsersService) {}
+
+  @Get()
+  @ApiOperation({
+    summary: 'List or filter SCIM users',
+    description: 'A ListResponse ordered by id. `userName eq "x"` is how identity providers look a user up.',
+  })
+  @ScimListQuery()
+  @ApiOkResponse({ type: ScimUserListDto })
+  @ScimErrors(400)
+  listScimUsers(@CurrentPrincipal() actor: Principal, @Req() req: Request): Promise<ListResponse> {
+    return this.users.list(actor, parseListQuery(req.query, USER_SCHEMA), scimBase(req));
+  }
+
+  @Post('.search')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Search SCIM users', description: 'The list parameters in a SearchRequest body.' })
+  @ApiBody({ type: ScimSearchRequestDto })
+  @ApiOkResponse({ type: ScimUserListDto })
+  @ScimErrors(400)
+  searchScimUsers(
+    @CurrentPrincipal() actor: Principal,
+    @Body() body: unknown,
+    @Req() req: Request,
+  ): Promise<ListResponse> {
+    return this.users.list(actor, parseSearchRequest(body, USER_SCHEMA), scimBase(req));
+  }
+
+  @Post()
+  @HttpCode(201)
+  @ApiOperation({
+    summary: 'Create a SCIM user',
+    description: 'A console user with the default roles of new users. 201 with a Location header.',
+  })
+  @ScimProjectionQuery()
+  @ApiBody({ type: ScimUserDto })
+  @ApiCreatedResponse({ type: ScimUserDto })
+  @ScimErrors(400, 409)
+  async createScimUser(
+    @CurrentPrincipal() actor: Principal,
+    @Body() body: unknown,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<Record<string, unknown>> {
+    return this.reply(req, res, await this.users.create(actor, body, scimBase(req)), true);
+  }
+
+  @Get(':id')
+  @ApiOperation({
+    summary: 'Get a SCIM user',
+    description: 'With its ETag; 304 when If-None-Match matches it.',
+  })
+  @ApiParam(ID)
+  @ScimProjectionQuery()
+  @ApiOkResponse({ type: ScimUserDto })
+  @ScimErrors(404)
+  async getScimUser(
+    @CurrentPrincipal() actor: Principal,
+    @Param('id') id: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    const projection = parseRequestProjection(req, USER_SCHEMA);
+    const { resource, etag } = await this.users.get(actor, resourceId(id, 'User'), scimBase(req));
+    sendResource(req, res, project(resource, projection), etag);
+  }
+
+  @Put(':id')
+  @ApiOperation({
+    summary: 'Replace a SCIM user',
+    description: 'Every writable attribute; omitted ones are cleared, except `active`, which is kept.',
+  })
+  @ApiParam(ID)
+  @ApiHeader(IF_MATCH)
+  @ScimProjectionQuery()
+  @ApiBody({ type: ScimUserDto })
+  @ApiOkResponse({ type: ScimUserDto })
+  @ScimErrors(400, 404, 409, 412)
+  async replaceScimUser(
+    @CurrentPrincipal() actor: Principal,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<Record<string, unknown>> {
+    const result = await this.users.replace(
+      actor,
+      resourceId(id, 'User'),
+      body,
+      req.get('if-match'),
+      scimBase(req),
+    );
+    return this.reply(req, res, result);
+  }
+
+  @Patch(':id')
+  @ApiOperation({
+    summary: 'Patch a SCIM user',
+    description: 'add, remove and replace operations, all applied or none; `active: false` deactivates.',
+  })
+  @ApiParam(ID)
+  @ApiHeader(IF_MATCH)
+  @ScimProjectionQuery()
+  @ApiBody({ type: ScimPatchOpDto })
+  @ApiOkResponse({ type: ScimUserDto })
+  @ScimErrors(400, 404, 409, 412)
+  async patchScimUser(
+    @CurrentPrincipal() actor: Principal,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<Record<string, unknown>> {
+    const result = await this.users.patch(
+      actor,
+      resourceId(id, 'User'),
+      body,
+      req.get('if-match'),
+      scimBase(req),
+    );
+    return this.reply(req, res, result);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @ApiOperation({
+    summary: 'Delete a SCIM user',
+    description: 'Not yourself, not the last admin; their workspace content passes to the caller.',
+  })
+  @ApiParam(ID)
+  @ApiHeader(IF_MATCH)
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ScimErrors(400, 404, 412)
+  deleteScimUser(
+    @CurrentPrincipal() actor: Principal,
+    @Param('id') id: string,
+    @Req() req: Request,
+  ): Promise<void> {
+    return this.users.remove(actor, resourceId(id, 'User'), req.get('if-match'));
+  }
+
+  private reply(req: Request, res: Response, result: ScimResult, created = false): Record<string, unknown> {
+    res.setHeader('ETag', result.etag);
+    if (created) res.setHeader('Location', (result.resource.meta as { location: string }).location);
+    return project(result.resource, parseRequestProjection(req, USER_SCHEMA));
+  }
+}

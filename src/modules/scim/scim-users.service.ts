@@ -1,0 +1,167 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import type { Principal } from '../../core/auth/principal.js';
+import { ApiError } from '../../core/http/api-error.js';
+import { DirectoryService, type DirectoryUser } from '../users/directory.service.js';
+import { UsersService } from '../users/users.service.js';
+import { compileFilter, USER_FILTER_COLUMNS } from './filter/filter-sql.js';
+import { applyOperation, normalizeResource } from './patch/patch-engine.js';
+import { hasSchema, isObject, parsePatchRequest } from './patch/patch-request.js';
+import { checkIfMatch, listResponse, type ListQuery, type ListResponse } from './scim-http.js';
+import { project } from './scim-projection.js';
+import { toScimUser, userDocument, userEtag, userInput } from './scim-users.mapper.js';
+import { scimError } from './scim.errors.js';
+import { URN, USER_SCHEMA } from './scim.schema.js';
+
+/** A single resource and its version, for the ETag header. */
+export interface ScimResult {
+  resource: Record<string, unknown>;
+  etag: string;
+}
+
+/** The 409 of a taken userName or email as the SCIM `uniqueness` error. */
+export function asUniqueness(err: unknown): unknown {
+  if (err instanceof ApiError && ['username_taken', 'email_taken', 'group_name_taken'].includes(err.code)) {
+    return scimError('uniqueness', String(err.messages));
+  }
+  return err;
+}
+
+function notFound(id: number): ApiError {
+  return scimError('scim_not_found', `User ${id} was not found`);
+}
+
+/**
+ * SCIM Users (RFC 7644 section 3) over the account's console users. Writes go through
+ * `DirectoryService` (columns), `UsersService` (deactivation guards, deletion).
+ */
+@Injectable()
+export class ScimUsersService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly directory: DirectoryService,
+    private readonly users: UsersService,
+  ) {}
+
+  async list(actor: Principal, query: ListQuery, base: string): Promise<ListResponse> {
+    const where = query.filter ? compileFilter(USER_FILTER_COLUMNS, query.filter, 2) : null;
+    const page = await this.directory.findUsers(actor.accountId, where, query.startIndex - 1, query.count);
+    const groups = await this.directory.groupsOfUsers(
+      actor.accountId,
+      page.rows.map((u) => u.id),
+    );
+    const resources = page.rows.map((u) =>
+      project(
+        toScimUser(
+          u,
+          groups.filter((g) => g.userId === u.id),
+          base,
+        ),
+        query.projection,
+      ),
+    );
+    return listResponse(page.total, query.startIndex, resources);
+  }
+
+  async get(actor: Principal, id: number, base: string): Promise<ScimResult> {
+    const user = await this.directory.getUser(actor.accountId, id);
+    if (!user) throw notFound(id);
+    return this.result(actor, user, base);
+  }
+
+  async create(actor: Principal, body: unknown, base: string): Promise<ScimResult> {
+    const input = userInput(this.document(body), null);
+    try {
+      const user = await this.directory.createUser(actor.accountId, input);
+      return await this.result(actor, user, base);
+    } catch (err) {
+      throw asUniqueness(err);
+    }
+  }
+
+  /** PUT (RFC 7644 section 3.5.1): every writable attribute replaced; omitted ones cleared. */
+  async replace(
+    actor: Principal,
+    id: number,
+    body: unknown,
+    ifMatch: string | undefined,
+    base: string,
+  ): Promise<ScimResult> {
+    const doc = this.document(body);
+    return this.write(actor, id, ifMatch, base, (current) => userInput(doc, current));
+  }
+
+  /** PATCH (RFC 7644 section 3.5.2): every operation applied in order, the result checked once. */
+  async patch(
+    actor: Principal,
+    id: number,
+    body: unknown,
+    ifMatch: string | undefined,
+    base: string,
+  ): Promise<ScimResult> {
+    const operations = parsePatchRequest(body);
+    return this.write(actor, id, ifMatch, base, (current) => {
+      const doc = userDocument(current);
+      for (const operation of operations) applyOperation(doc, operation, USER_SCHEMA);
+      return userInput(doc, current);
+    });
+  }
+
+  /**
+   * DELETE through `UsersService.remove` (not yourself, not the last admin; the user's content
+   * passes to the caller), in one transaction with the `If-Match` comparison on the locked row.
+   */
+  async remove(actor: Principal, id: number, ifMatch: string | undefined): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      if (ifMatch !== undefined) {
+        const user = await this.directory.lockUser(manager, actor.accountId, id);
+        if (!user) throw notFound(id);
+        const groups = await this.directory.groupsOfUsers(actor.accountId, [id], manager);
+        checkIfMatch(ifMatch, userEtag(user, groups));
+      }
+      await this.users.remove(actor, id, manager);
+    });
+  }
+
+  /**
+   * One read-modify-write in a transaction: the user is locked, `If-Match` compared with its
+   * current version, the new columns computed and written, deactivation guarded.
+   */
+  private async write(
+    actor: Principal,
+    id: number,
+    ifMatch: string | undefined,
+    base: string,
+    compute: (current: DirectoryUser) => ReturnType<typeof userInput>,
+  ): Promise<ScimResult> {
+    try {
+      return await this.dataSource.transaction(async (manager) => {
+        const current = await this.directory.lockUser(manager, actor.accountId, id);
+        if (!current) throw notFound(id);
+        const groups = await this.directory.groupsOfUsers(actor.accountId, [id], manager);
+        checkIfMatch(ifMatch, userEtag(current, groups));
+        const input = compute(current);
+        if (input.isDeactivated && !current.isDeactivated) {
+          await this.users.guardDeactivation(manager, actor, id);
+        }
+        const updated = await this.directory.updateUser(manager, actor.accountId, id, input);
+        const resource = toScimUser(updated, groups, base);
+        return { resource, etag: userEtag(updated, groups) };
+      });
+    } catch (err) {
+      throw asUniqueness(err);
+    }
+  }
+
+  private async result(actor: Principal, user: DirectoryUser, base: string): Promise<ScimResult> {
+    const groups = await this.directory.groupsOfUsers(actor.accountId, [user.id]);
+    return { resource: toScimUser(user, groups, base), etag: userEtag(user, groups) };
+  }
+
+  /** A POST or PUT body: a User resource (RFC 7644 section 3.3), as a document. */
+  private document(body: unknown): ReturnType<typeof normalizeResource> {
+    if (!isObject(body)) throw scimError('invalidSyntax', 'The request body must be a User JSON object');
+    if (!hasSchema(body, URN.user)) throw scimError('invalidSyntax', `schemas must contain "${URN.user}"`);
+    return normalizeResource(body, USER_SCHEMA);
+  }
+}

@@ -1,0 +1,406 @@
+import { bearer, newAccount, newUser, startApp, type Actor, type TestApp } from '../support/app.js';
+import {
+  createGroup,
+  createUser,
+  expectScimError,
+  expectScimJson,
+  GROUP_URN,
+  patchOp,
+  scimClient,
+  uniqueEmail,
+  type ScimClient,
+  type ScimGroup,
+  type ScimUser,
+  withoutHost,
+} from '../support/scim.js';
+
+describe('SCIM Groups (RFC 7644 section 3 on /api/scim/v2/Groups)', () => {
+  let t: TestApp;
+  let scim: ScimClient;
+  let anonymous: ScimClient;
+  let viewer: Actor;
+  let viewerScim: ScimClient;
+  let globexScim: ScimClient;
+  let globexUser: ScimUser;
+  let globexGroup: ScimGroup;
+  let alice: ScimUser;
+  let bob: ScimUser;
+  let carol: ScimUser;
+  let seq = 0;
+  const uniqueName = (prefix = 'Team') => `${prefix} ${++seq}`;
+
+  beforeAll(async () => {
+    t = await startApp();
+    scim = scimClient(t);
+    anonymous = scimClient(t, null);
+    viewer = await newUser(t, t.admin, { defaultRoles: ['Viewer'] });
+    viewerScim = scimClient(t, viewer);
+    globexScim = scimClient(t, await newAccount(t, 'globex'));
+    globexUser = await createUser(globexScim, uniqueEmail('globex'));
+    globexGroup = await createGroup(globexScim, 'Globex team', [globexUser.id]);
+    alice = await createUser(scim, uniqueEmail('alice'), { displayName: 'Alice' });
+    bob = await createUser(scim, uniqueEmail('bob'));
+    carol = await createUser(scim, uniqueEmail('carol'));
+  });
+  afterAll(() => t.close());
+
+  async function memberIds(groupId: string): Promise<string[]> {
+    const rows = await t.sql<{ user_id: number }>(
+      `SELECT user_id FROM group_members WHERE group_id = $1 ORDER BY user_id`,
+      [Number(groupId)],
+    );
+    return rows.map((r) => String(r.user_id));
+  }
+
+  async function groupRow(id: string) {
+    const rows = await t.sql<{ name: string; external_id: string | null; account_id: number }>(
+      `SELECT name, external_id, account_id FROM groups WHERE id = $1`,
+      [Number(id)],
+    );
+    return rows[0];
+  }
+
+  const groupCount = async () => (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM groups`))[0].n;
+  const sorted = (...ids: string[]) => [...ids].sort((a, b) => Number(a) - Number(b));
+
+  describe('3.3 Creating Resources: POST /Groups', () => {
+    it('creates a group with its members: 201, Location, ETag, the representation', async () => {
+      const name = uniqueName('Analysts');
+      const res = await scim.post('/Groups', {
+        schemas: [GROUP_URN],
+        displayName: name,
+        externalId: 'okta-grp-1',
+        members: [{ value: alice.id, display: 'ignored' }, { value: bob.id }],
+      });
+      expectScimJson(res, 201);
+      const body = withoutHost(res.body as ScimGroup);
+      expect(body).toEqual({
+        schemas: [GROUP_URN],
+        id: expect.stringMatching(/^\d+$/),
+        externalId: 'okta-grp-1',
+        displayName: name,
+        members: [
+          { value: alice.id, $ref: `/api/scim/v2/Users/${alice.id}`, display: 'Alice', type: 'User' },
+          { value: bob.id, $ref: `/api/scim/v2/Users/${bob.id}`, display: bob.userName, type: 'User' },
+        ].sort((a, b) => Number(a.value) - Number(b.value)),
+        meta: {
+          resourceType: 'Group',
+          created: expect.any(String),
+          lastModified: expect.any(String),
+          location: `/api/scim/v2/Groups/${body.id}`,
+          version: expect.stringMatching(/^W\/".+"$/),
+        },
+      });
+      expect(res.headers.location).toBe(res.body.meta.location);
+      expect(res.headers.location).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/scim\/v2\/Groups\/\d+$/);
+      expect(res.headers.etag).toBe(body.meta.version);
+      expect(await groupRow(body.id)).toEqual({
+        name,
+        external_id: 'okta-grp-1',
+        account_id: t.admin.accountId,
+      });
+      expect(await memberIds(body.id)).toEqual(sorted(alice.id, bob.id));
+      // The same group in the Platform API, and in the members' SCIM representation.
+      const platform = await t.http().get(`/api/v1/groups/${body.id}`).set(bearer(t.admin.token));
+      expect(platform.body).toMatchObject({ name, externalId: 'okta-grp-1', memberCount: 2 });
+      const aliceNow = await scim.get(`/Users/${alice.id}`);
+      expect(aliceNow.body.groups).toContainEqual(expect.objectContaining({ value: body.id, display: name }));
+    });
+
+    it('creates a group without members', async () => {
+      const res = await scim.post('/Groups', { schemas: [GROUP_URN], displayName: uniqueName() });
+      expectScimJson(res, 201);
+      expect(res.body.members).toBeUndefined();
+    });
+
+    it('refuses a taken displayName with 409 uniqueness', async () => {
+      const name = uniqueName();
+      await createGroup(scim, name);
+      const before = await groupCount();
+      expectScimError(
+        await scim.post('/Groups', { schemas: [GROUP_URN], displayName: name }),
+        409,
+        'uniqueness',
+      );
+      expect(await groupCount()).toBe(before);
+    });
+
+    it.each([
+      ['no schemas', { displayName: 'x' }, 'invalidSyntax'],
+      ['no displayName', { schemas: [GROUP_URN] }, 'invalidSyntax'],
+      ['a blank displayName', { schemas: [GROUP_URN], displayName: '   ' }, 'invalidValue'],
+      [
+        'a displayName over 100 characters',
+        { schemas: [GROUP_URN], displayName: 'x'.repeat(101) },
+        'invalidValue',
+      ],
+      [
+        'members that are not objects',
+        { schemas: [GROUP_URN], displayName: 'x', members: ['1'] },
+        'invalidSyntax',
+      ],
+      [
+        'a member without value',
+        { schemas: [GROUP_URN], displayName: 'x', members: [{ display: 'a' }] },
+        'invalidSyntax',
+      ],
+      [
+        'a nested group',
+        { schemas: [GROUP_URN], displayName: 'x', members: [{ value: '1', type: 'Group' }] },
+        'invalidValue',
+      ],
+      [
+        'an unknown user',
+        { schemas: [GROUP_URN], displayName: 'x', members: [{ value: '999999' }] },
+        'invalidValue',
+      ],
+      [
+        'a member value that is no id',
+        { schemas: [GROUP_URN], displayName: 'x', members: [{ value: 'abc' }] },
+        'invalidValue',
+      ],
+    ])('refuses %s with 400 and creates nothing', async (_, body, scimType) => {
+      const before = await groupCount();
+      expectScimError(await scim.post('/Groups', body), 400, scimType);
+      expect(await groupCount()).toBe(before);
+    });
+
+    it("names the members that are not users of the account (another account's user included)", async () => {
+      const res = await scim.post('/Groups', {
+        schemas: [GROUP_URN],
+        displayName: uniqueName(),
+        members: [{ value: alice.id }, { value: globexUser.id }, { value: 'nope' }],
+      });
+      expectScimError(res, 400, 'invalidValue');
+      expect(res.body.detail).toContain(`"${globexUser.id}"`);
+      expect(res.body.detail).toContain('"nope"');
+      expect(res.body.detail).not.toContain(`"${alice.id}"`);
+    });
+
+    it('is 401 without a token and 403 for a non-admin', async () => {
+      const before = await groupCount();
+      expectScimError(await anonymous.post('/Groups', { schemas: [GROUP_URN], displayName: 'x' }), 401);
+      expectScimError(await viewerScim.post('/Groups', { schemas: [GROUP_URN], displayName: 'x' }), 403);
+      expect(await groupCount()).toBe(before);
+    });
+  });
+
+  describe('3.4.1 Retrieving a Known Resource: GET /Groups/{id}', () => {
+    it('returns the group with its members and ETag; excludedAttributes=members leaves them out', async () => {
+      const group = await createGroup(scim, uniqueName(), [carol.id]);
+      const res = await scim.get(`/Groups/${group.id}`);
+      expectScimJson(res, 200);
+      expect(withoutHost(res.body)).toEqual(withoutHost(group));
+      expect(res.headers.etag).toBe(group.meta.version);
+      const lean = await scim.get(`/Groups/${group.id}?excludedAttributes=members`);
+      expect(lean.body.members).toBeUndefined();
+      expect(lean.body.displayName).toBe(group.displayName);
+      expect(lean.headers.etag).toBe(group.meta.version);
+    });
+
+    it("is 404 for another account's group or an unknown id; 401 without a token; 403 for a non-admin", async () => {
+      expectScimError(await scim.get(`/Groups/${globexGroup.id}`), 404);
+      expectScimError(await scim.get('/Groups/424242'), 404);
+      expectScimError(await scim.get('/Groups/x1'), 404);
+      expectScimError(await anonymous.get(`/Groups/${globexGroup.id}`), 401);
+      expectScimError(await viewerScim.get(`/Groups/${globexGroup.id}`), 403);
+    });
+  });
+
+  describe('3.5.1 Replacing with PUT: PUT /Groups/{id}', () => {
+    it('replaces the name, the externalId and the whole membership', async () => {
+      const group = await createGroup(scim, uniqueName(), [alice.id, bob.id], { externalId: 'e1' });
+      const name = uniqueName('Renamed');
+      const res = await scim.put(`/Groups/${group.id}`, {
+        schemas: [GROUP_URN],
+        id: group.id,
+        displayName: name,
+        members: [{ value: bob.id }, { value: carol.id }],
+      });
+      expectScimJson(res, 200);
+      expect(res.body).toMatchObject({ id: group.id, displayName: name });
+      expect(res.body.externalId).toBeUndefined();
+      expect(res.body.members.map((m: { value: string }) => m.value)).toEqual(sorted(bob.id, carol.id));
+      expect(res.headers.etag).not.toBe(group.meta.version);
+      expect(await groupRow(group.id)).toMatchObject({ name, external_id: null });
+      expect(await memberIds(group.id)).toEqual(sorted(bob.id, carol.id));
+    });
+
+    it('refuses a taken name (409) or an unknown member (400), changing nothing', async () => {
+      const taken = await createGroup(scim, uniqueName());
+      const group = await createGroup(scim, uniqueName(), [alice.id]);
+      const put = (body: Record<string, unknown>) =>
+        scim.put(`/Groups/${group.id}`, { schemas: [GROUP_URN], ...body });
+      expectScimError(await put({ displayName: taken.displayName }), 409, 'uniqueness');
+      expectScimError(
+        await put({ displayName: 'Fine', members: [{ value: '999999' }] }),
+        400,
+        'invalidValue',
+      );
+      expectScimError(await put({ members: [] }), 400, 'invalidSyntax');
+      expect(await groupRow(group.id)).toMatchObject({ name: group.displayName });
+      expect(await memberIds(group.id)).toEqual([alice.id]);
+    });
+
+    it("is 404 for another account's group, 401 without a token, 403 for a non-admin", async () => {
+      const body = { schemas: [GROUP_URN], displayName: 'Taken over' };
+      expectScimError(await scim.put(`/Groups/${globexGroup.id}`, body), 404);
+      expectScimError(await anonymous.put(`/Groups/${globexGroup.id}`, body), 401);
+      expectScimError(await viewerScim.put(`/Groups/${globexGroup.id}`, body), 403);
+      expect((await groupRow(globexGroup.id)).name).toBe('Globex team');
+    });
+  });
+
+  describe('3.5.2 Modifying with PATCH: PATCH /Groups/{id}', () => {
+    it('adds members (path "members"), skipping those already in', async () => {
+      const group = await createGroup(scim, uniqueName(), [alice.id]);
+      const res = await scim.patch(
+        `/Groups/${group.id}`,
+        patchOp({ op: 'Add', path: 'members', value: [{ value: alice.id }, { value: bob.id }] }),
+      );
+      expectScimJson(res, 200);
+      expect(res.body.members.map((m: { value: string }) => m.value)).toEqual(sorted(alice.id, bob.id));
+      expect(await memberIds(group.id)).toEqual(sorted(alice.id, bob.id));
+    });
+
+    it('removes members: with a value filter, with a value list (Entra), or all of them', async () => {
+      const group = await createGroup(scim, uniqueName(), [alice.id, bob.id, carol.id]);
+      await scim
+        .patch(`/Groups/${group.id}`, patchOp({ op: 'remove', path: `members[value eq "${alice.id}"]` }))
+        .expect(200);
+      expect(await memberIds(group.id)).toEqual(sorted(bob.id, carol.id));
+      await scim
+        .patch(`/Groups/${group.id}`, patchOp({ op: 'Remove', path: 'members', value: [{ value: bob.id }] }))
+        .expect(200);
+      expect(await memberIds(group.id)).toEqual([carol.id]);
+      const all = await scim.patch(`/Groups/${group.id}`, patchOp({ op: 'remove', path: 'members' }));
+      expectScimJson(all, 200);
+      expect(all.body.members).toBeUndefined();
+      expect(await memberIds(group.id)).toEqual([]);
+    });
+
+    it('removes the members any filter selects, such as display eq (case-insensitive)', async () => {
+      const group = await createGroup(scim, uniqueName(), [alice.id, bob.id]);
+      const res = await scim.patch(
+        `/Groups/${group.id}`,
+        patchOp({ op: 'remove', path: 'members[display eq "alice" or value eq "0"]' }),
+      );
+      expectScimJson(res, 200);
+      expect(await memberIds(group.id)).toEqual([bob.id]);
+    });
+
+    it('renames (path and path-less, ignoring the id Okta sends) and replaces the membership', async () => {
+      const group = await createGroup(scim, uniqueName(), [alice.id]);
+      const first = uniqueName('First');
+      await scim
+        .patch(`/Groups/${group.id}`, patchOp({ op: 'Replace', path: 'displayName', value: first }))
+        .expect(200);
+      expect((await groupRow(group.id)).name).toBe(first);
+      const second = uniqueName('Second');
+      const res = await scim.patch(
+        `/Groups/${group.id}`,
+        patchOp({
+          op: 'replace',
+          value: { id: group.id, displayName: second, members: [{ value: carol.id }] },
+        }),
+      );
+      expectScimJson(res, 200);
+      expect(res.body.displayName).toBe(second);
+      expect(await memberIds(group.id)).toEqual([carol.id]);
+    });
+
+    it('applies all operations or none', async () => {
+      const group = await createGroup(scim, uniqueName(), [alice.id]);
+      const res = await scim.patch(
+        `/Groups/${group.id}`,
+        patchOp(
+          { op: 'replace', path: 'displayName', value: uniqueName('Never') },
+          { op: 'add', path: 'members', value: [{ value: bob.id }] },
+          { op: 'remove', path: 'members', value: [{ value: alice.id }] },
+          { op: 'add', path: 'members', value: [{ value: '999999' }] },
+        ),
+      );
+      expectScimError(res, 400, 'invalidValue');
+      expect(res.body.detail).toContain('"999999"');
+      expect((await groupRow(group.id)).name).toBe(group.displayName);
+      expect(await memberIds(group.id)).toEqual([alice.id]);
+    });
+
+    it.each([
+      [
+        'a filter on members with add',
+        patchOp({ op: 'add', path: 'members[value eq "1"]', value: { value: '1' } }),
+        'invalidPath',
+      ],
+      [
+        'a member sub-attribute',
+        patchOp({ op: 'replace', path: 'members.display', value: 'x' }),
+        'mutability',
+      ],
+      ['removing displayName', patchOp({ op: 'remove', path: 'displayName' }), 'invalidValue'],
+      ['a blank displayName', patchOp({ op: 'replace', path: 'displayName', value: ' ' }), 'invalidValue'],
+      ['no PatchOp schema', { Operations: [{ op: 'remove', path: 'members' }] }, 'invalidSyntax'],
+      ['a bad filter', patchOp({ op: 'remove', path: 'members[value eq]' }), 'invalidPath'],
+    ])('refuses %s with 400 and changes nothing', async (_, body, scimType) => {
+      const group = await createGroup(scim, uniqueName(), [alice.id]);
+      expectScimError(await scim.patch(`/Groups/${group.id}`, body), 400, scimType);
+      expect(await groupRow(group.id)).toMatchObject({ name: group.displayName });
+      expect(await memberIds(group.id)).toEqual([alice.id]);
+    });
+
+    it('refuses a taken displayName with 409 uniqueness', async () => {
+      const taken = await createGroup(scim, uniqueName());
+      const group = await createGroup(scim, uniqueName());
+      const res = await scim.patch(
+        `/Groups/${group.id}`,
+        patchOp({ op: 'replace', path: 'displayName', value: taken.displayName }),
+      );
+      expectScimError(res, 409, 'uniqueness');
+    });
+
+    it('keeps every member of 10 parallel add-member PATCHes for different users', async () => {
+      const group = await createGroup(scim, uniqueName('Parallel'));
+      const users = await Promise.all(Array.from({ length: 10 }, () => createUser(scim)));
+      const responses = await Promise.all(
+        users.map((u) =>
+          scim.patch(
+            `/Groups/${group.id}`,
+            patchOp({ op: 'add', path: 'members', value: [{ value: u.id }] }),
+          ),
+        ),
+      );
+      expect(responses.map((r) => r.status)).toEqual(Array(10).fill(200));
+      expect(await memberIds(group.id)).toEqual(sorted(...users.map((u) => u.id)));
+      const final = await scim.get(`/Groups/${group.id}`);
+      expect(final.body.members).toHaveLength(10);
+    });
+
+    it("is 404 for another account's group, 401 without a token, 403 for a non-admin", async () => {
+      const body = patchOp({ op: 'add', path: 'members', value: [{ value: alice.id }] });
+      expectScimError(await scim.patch(`/Groups/${globexGroup.id}`, body), 404);
+      expectScimError(await anonymous.patch(`/Groups/${globexGroup.id}`, body), 401);
+      expectScimError(await viewerScim.patch(`/Groups/${globexGroup.id}`, body), 403);
+      expect(await memberIds(globexGroup.id)).toEqual([globexUser.id]);
+    });
+  });
+
+  describe('3.6 Deleting Resources: DELETE /Groups/{id}', () => {
+    it('deletes the group (204); its members stay users', async () => {
+      const group = await createGroup(scim, uniqueName(), [alice.id]);
+      const res = await scim.delete(`/Groups/${group.id}`);
+      expect(res.status).toBe(204);
+      expect(await groupRow(group.id)).toBeUndefined();
+      expect(await memberIds(group.id)).toEqual([]);
+      expectScimJson(await scim.get(`/Users/${alice.id}`), 200);
+      expectScimError(await scim.get(`/Groups/${group.id}`), 404);
+      expectScimError(await scim.delete(`/Groups/${group.id}`), 404);
+    });
+
+    it("is 404 for another account's group, 401 without a token, 403 for a non-admin", async () => {
+      expectScimError(await scim.delete(`/Groups/${globexGroup.id}`), 404);
+      expectScimError(await anonymous.delete(`/Groups/${globexGroup.id}`), 401);
+      expectScimError(await viewerScim.delete(`/Groups/${globexGroup.id}`), 403);
+      expect(await groupRow(globexGroup.id)).toBeDefined();
+    });
+  });
+});
