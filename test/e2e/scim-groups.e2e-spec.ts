@@ -5,8 +5,10 @@ import {
   expectScimError,
   expectScimJson,
   GROUP_URN,
+  holdingLock,
   patchOp,
   scimClient,
+  started,
   uniqueEmail,
   type ScimClient,
   type ScimGroup,
@@ -177,6 +179,18 @@ describe('SCIM Groups (RFC 7644 section 3 on /api/scim/v2/Groups)', () => {
       expect(res.body.detail).not.toContain(`"${alice.id}"`);
     });
 
+    it('makes exactly one group from 5 parallel POSTs of one displayName (one 201, four 409)', async () => {
+      const name = uniqueName('Pushed twice');
+      const responses = await Promise.all(
+        Array.from({ length: 5 }, () =>
+          scim.post('/Groups', { schemas: [GROUP_URN], displayName: name, members: [{ value: alice.id }] }),
+        ),
+      );
+      expect(responses.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409]);
+      for (const r of responses.filter((x) => x.status === 409)) expectScimError(r, 409, 'uniqueness');
+      expect(await t.sql(`SELECT id FROM groups WHERE name = $1`, [name])).toHaveLength(1);
+    });
+
     it('is 401 without a token and 403 for a non-admin', async () => {
       const before = await groupCount();
       expectScimError(await anonymous.post('/Groups', { schemas: [GROUP_URN], displayName: 'x' }), 401);
@@ -196,6 +210,26 @@ describe('SCIM Groups (RFC 7644 section 3 on /api/scim/v2/Groups)', () => {
       expect(lean.body.members).toBeUndefined();
       expect(lean.body.displayName).toBe(group.displayName);
       expect(lean.headers.etag).toBe(group.meta.version);
+    });
+
+    it("never shows another account's groups or members: lists, filters and a user's groups", async () => {
+      const group = await createGroup(scim, uniqueName(), [alice.id]);
+      const list = (filter: string) =>
+        scim.get(`/Groups?filter=${encodeURIComponent(filter)}&count=1000`).then((r) => r.body);
+      expect((await list(`displayName eq "${globexGroup.displayName}"`)).totalResults).toBe(0);
+      expect((await list(`members[value eq "${globexUser.id}"]`)).totalResults).toBe(0);
+      expect((await list(`id eq "${globexGroup.id}"`)).totalResults).toBe(0);
+      const all = await list('displayName pr');
+      expect(all.Resources.map((g: ScimGroup) => g.id)).not.toContain(globexGroup.id);
+      const members = all.Resources.flatMap((g: ScimGroup) => (g.members ?? []).map((m) => m.value));
+      expect(members).not.toContain(globexUser.id);
+      const users = await scim.get(
+        `/Users?filter=${encodeURIComponent(`groups.value eq "${globexGroup.id}"`)}`,
+      );
+      expect(users.body.totalResults).toBe(0);
+      const aliceNow = await scim.get(`/Users/${alice.id}`);
+      expect(aliceNow.body.groups.map((g: { value: string }) => g.value)).toContain(group.id);
+      expect(aliceNow.body.groups.map((g: { value: string }) => g.value)).not.toContain(globexGroup.id);
     });
 
     it("is 404 for another account's group or an unknown id; 401 without a token; 403 for a non-admin", async () => {
@@ -277,6 +311,18 @@ describe('SCIM Groups (RFC 7644 section 3 on /api/scim/v2/Groups)', () => {
       expectScimJson(all, 200);
       expect(all.body.members).toBeUndefined();
       expect(await memberIds(group.id)).toEqual([]);
+    });
+
+    it('removes nothing for a remove of members with an empty value list (never the whole group)', async () => {
+      const group = await createGroup(scim, uniqueName(), [alice.id, bob.id]);
+      for (const value of [[], [{ value: '999999' }]]) {
+        const res = await scim.patch(
+          `/Groups/${group.id}`,
+          patchOp({ op: 'Remove', path: 'members', value }),
+        );
+        expectScimJson(res, 200);
+        expect(await memberIds(group.id)).toEqual(sorted(alice.id, bob.id));
+      }
     });
 
     it('removes the members any filter selects, such as display eq (case-insensitive)', async () => {
@@ -375,12 +421,171 @@ describe('SCIM Groups (RFC 7644 section 3 on /api/scim/v2/Groups)', () => {
       expect(final.body.members).toHaveLength(10);
     });
 
+    it("refuses another account's user as a member, in every form of PATCH and PUT, changing nothing", async () => {
+      const group = await createGroup(scim, uniqueName(), [alice.id]);
+      const foreign = [{ value: globexUser.id }];
+      const attempts = [
+        scim.patch(`/Groups/${group.id}`, patchOp({ op: 'Add', path: 'members', value: foreign })),
+        scim.patch(`/Groups/${group.id}`, patchOp({ op: 'replace', path: 'members', value: foreign })),
+        scim.patch(`/Groups/${group.id}`, patchOp({ op: 'add', value: { members: foreign } })),
+        scim.put(`/Groups/${group.id}`, { schemas: [GROUP_URN], displayName: 'Stolen', members: foreign }),
+      ];
+      for (const attempt of attempts) {
+        const res = await attempt;
+        expectScimError(res, 400, 'invalidValue');
+        expect(res.body.detail).toContain(`"${globexUser.id}"`);
+      }
+      expect(await memberIds(group.id)).toEqual([alice.id]);
+      expect(await groupRow(group.id)).toMatchObject({ name: group.displayName });
+      // Removing them is a no-op, and the other account's group is untouched.
+      await scim
+        .patch(`/Groups/${group.id}`, patchOp({ op: 'remove', path: `members[value eq "${globexUser.id}"]` }))
+        .expect(200);
+      expect(await memberIds(globexGroup.id)).toEqual([globexUser.id]);
+    });
+
     it("is 404 for another account's group, 401 without a token, 403 for a non-admin", async () => {
       const body = patchOp({ op: 'add', path: 'members', value: [{ value: alice.id }] });
       expectScimError(await scim.patch(`/Groups/${globexGroup.id}`, body), 404);
       expectScimError(await anonymous.patch(`/Groups/${globexGroup.id}`, body), 401);
       expectScimError(await viewerScim.patch(`/Groups/${globexGroup.id}`, body), 403);
       expect(await memberIds(globexGroup.id)).toEqual([globexUser.id]);
+    });
+  });
+
+  describe('Concurrent membership and user changes (never a 500, never a deadlock)', () => {
+    const userPatch = (id: string) =>
+      started(scim.patch(`/Users/${id}`, patchOp({ op: 'replace', path: 'title', value: 'Raced' })));
+    const groupPost = (members: string[]) =>
+      started(
+        scim.post('/Groups', {
+          schemas: [GROUP_URN],
+          displayName: uniqueName('Raced'),
+          members: members.map((value) => ({ value })),
+        }),
+      );
+
+    it('creates a group with members while a PATCH of one of them waits for the account (no deadlock)', async () => {
+      // The user PATCH queues for the account row first, then the group POST locks the member
+      // and queues too: both must go through, in either order.
+      const member = await createUser(scim);
+      let patch!: Promise<import('supertest').Response>;
+      let post!: Promise<import('supertest').Response>;
+      await holdingLock(
+        t,
+        'SELECT id FROM accounts WHERE id = $1 FOR UPDATE',
+        [t.admin.accountId],
+        async (blocked) => {
+          patch = userPatch(member.id);
+          await blocked(1);
+          post = groupPost([member.id]);
+          await blocked(2);
+        },
+      );
+      const [patched, created] = await Promise.all([patch, post]);
+      expectScimJson(patched, 200);
+      expectScimJson(created, 201);
+      expect(await memberIds(created.body.id)).toEqual([member.id]);
+    });
+
+    it('creates a group with a member whose DELETE is ahead of it: 204, then 400 naming them, no group', async () => {
+      const member = await createUser(scim);
+      const before = await groupCount();
+      let remove!: Promise<import('supertest').Response>;
+      let post!: Promise<import('supertest').Response>;
+      await holdingLock(
+        t,
+        'SELECT id FROM accounts WHERE id = $1 FOR UPDATE',
+        [t.admin.accountId],
+        async (blocked) => {
+          remove = started(scim.delete(`/Users/${member.id}`));
+          await blocked(1);
+          post = groupPost([member.id, alice.id]);
+          await blocked(2);
+        },
+      );
+      const [removed, created] = await Promise.all([remove, post]);
+      expect(removed.status).toBe(204);
+      expectScimError(created, 400, 'invalidValue');
+      expect(created.body.detail).toContain(`"${member.id}"`);
+      expect(await groupCount()).toBe(before);
+    });
+
+    it('adds a user being deleted: the DELETE first makes the PATCH a 400 naming them, nothing added', async () => {
+      const member = await createUser(scim);
+      const group = await createGroup(scim, uniqueName(), [alice.id]);
+      let patch!: Promise<import('supertest').Response>;
+      let removed!: import('supertest').Response;
+      // The group row is held: the PATCH waits for it while the DELETE goes through.
+      await holdingLock(
+        t,
+        'SELECT id FROM groups WHERE id = $1 FOR UPDATE',
+        [Number(group.id)],
+        async (blocked) => {
+          patch = started(
+            scim.patch(
+              `/Groups/${group.id}`,
+              patchOp({ op: 'add', path: 'members', value: [{ value: member.id }] }),
+            ),
+          );
+          await blocked(1);
+          removed = await scim.delete(`/Users/${member.id}`);
+        },
+      );
+      expect(removed.status).toBe(204);
+      const patched = await patch;
+      expectScimError(patched, 400, 'invalidValue');
+      expect(patched.body.detail).toContain(`"${member.id}"`);
+      expect(await memberIds(group.id)).toEqual([alice.id]);
+    });
+
+    it('adds a user being deleted: the PATCH first adds them, then the DELETE removes user and membership', async () => {
+      const member = await createUser(scim);
+      const group = await createGroup(scim, uniqueName(), [alice.id]);
+      let patch!: Promise<import('supertest').Response>;
+      let remove!: Promise<import('supertest').Response>;
+      // The account row is held: the DELETE waits for it while the PATCH (which needs no account lock) goes through.
+      await holdingLock(
+        t,
+        'SELECT id FROM accounts WHERE id = $1 FOR UPDATE',
+        [t.admin.accountId],
+        async (blocked) => {
+          remove = started(scim.delete(`/Users/${member.id}`));
+          await blocked(1);
+          patch = started(
+            scim.patch(
+              `/Groups/${group.id}`,
+              patchOp({ op: 'add', path: 'members', value: [{ value: member.id }] }),
+            ),
+          );
+          expectScimJson(await patch, 200);
+        },
+      );
+      expect((await remove).status).toBe(204);
+      expect(await memberIds(group.id)).toEqual([alice.id]);
+    });
+
+    it('runs user PATCHes and membership PATCHes of the same users in parallel, all applied', async () => {
+      const group = await createGroup(scim, uniqueName('Parallel mix'));
+      const users = await Promise.all(Array.from({ length: 5 }, () => createUser(scim)));
+      const responses = await Promise.all(
+        users.flatMap((u) => [
+          scim.patch(
+            `/Groups/${group.id}`,
+            patchOp({ op: 'add', path: 'members', value: [{ value: u.id }] }),
+          ),
+          scim.patch(
+            `/Users/${u.id}`,
+            patchOp({ op: 'replace', path: 'displayName', value: `Raced ${u.id}` }),
+          ),
+        ]),
+      );
+      expect(responses.map((r) => r.status)).toEqual(Array(10).fill(200));
+      expect(await memberIds(group.id)).toEqual(sorted(...users.map((u) => u.id)));
+      const final = await scim.get(`/Groups/${group.id}`);
+      expect(final.body.members.map((m: { display: string }) => m.display).sort()).toEqual(
+        users.map((u) => `Raced ${u.id}`).sort(),
+      );
     });
   });
 

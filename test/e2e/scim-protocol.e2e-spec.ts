@@ -17,6 +17,12 @@ import {
   type ScimGroup,
   type ScimUser,
 } from '../support/scim.js';
+import { parseFilter } from '../../src/modules/scim/filter/filter-parser.js';
+import {
+  compileFilter,
+  GROUP_FILTER_COLUMNS,
+  USER_FILTER_COLUMNS,
+} from '../../src/modules/scim/filter/filter-sql.js';
 
 /**
  * RFC 7644 section by section, on an account of its own (`proto`) whose users are known, so
@@ -204,6 +210,10 @@ describe('SCIM protocol (RFC 7644)', () => {
       ['a bad date', 'meta.created gt "last week"'],
       ['nesting over 16 levels', `${'('.repeat(17)}title pr${')'.repeat(17)}`],
       ['over 64 comparisons', Array.from({ length: 65 }, () => 'title pr').join(' or ')],
+      ['a boolean compared with gt', 'active gt false'],
+      ['a NUL character written as a JSON escape', 'userName eq "a\\u0000b"'],
+      ['a date PostgreSQL cannot store (year 0)', 'meta.lastModified gt "0000-01-01T00:00:00Z"'],
+      ['an injection attempt in a sub-attribute name', 'emails[value)or(1=1 eq "x"]'],
     ])('refuses %s with 400 invalidFilter', async (_, filter) => {
       expectScimError(await scim.get(`/Users?filter=${encodeURIComponent(filter)}`), 400, 'invalidFilter');
     });
@@ -225,6 +235,43 @@ describe('SCIM protocol (RFC 7644)', () => {
       const viaUrl = await scim.get(`/Users?filter=${encodeURIComponent(huge)}`);
       expect([400, 414, 431]).toContain(viaUrl.status);
       expect(Date.now() - started).toBeLessThan(3000);
+    });
+
+    it('takes the corner cases of the grammar: escapes, unicode, not( without a space, any-case keywords', async () => {
+      expect(await users('userName eq "carol_filter" and not(title pr)')).toEqual([CAROL]);
+      expect(await users('userName Eq "BOB.FILTER@example.com" OR userName EQ "a\\"b\\\\c"')).toEqual([BOB]);
+      expect(await users('name.familyName eq "Zoë \\u540d\\ud800"')).toEqual([]);
+      expect(await users(`meta.lastModified gt "2026-01-01T00:00:00Z" and userName sw "alice"`)).toEqual(
+        new Date(alice.meta.lastModified) > new Date('2026-01-01T00:00:00Z') ? [ALICE] : [],
+      );
+      expect(await users('emails[type eq "work" and value co "@"] and emails pr and title pr')).toEqual([
+        ALICE,
+        BOB,
+      ]);
+      expect(await users(`userName eq "${'x'.repeat(4000)}"`)).toEqual([]);
+    });
+
+    it("serves identity providers' lookups (userName eq, displayName eq) from the unique indexes", async () => {
+      const plan = async (table: string, columns: typeof USER_FILTER_COLUMNS, filter: string) => {
+        const where = compileFilter(columns, parseFilter(filter), 2);
+        const alias = table === 'users' ? 'u' : 'g';
+        return t.dataSource.transaction(async (m) => {
+          // On a few rows a scan is cheapest; forbid it to see which index the condition can use.
+          await m.query('SET LOCAL enable_seqscan = off');
+          const rows: Array<{ 'QUERY PLAN': string }> = await m.query(
+            `EXPLAIN SELECT ${alias}.id FROM ${table} ${alias} WHERE ${alias}.account_id = $1 AND ${where.sql}`,
+            [owner.accountId, ...where.params],
+          );
+          return rows.map((r) => r['QUERY PLAN']).join('\n');
+        });
+      };
+      // The comparison itself is an index condition, not a filter over every user of the account.
+      expect(await plan('users', USER_FILTER_COLUMNS, 'userName eq "Alice.Filter@EXAMPLE.com"')).toMatch(
+        /Index Scan using uq_users_account_username_ci .*\n.*Index Cond: \(\(account_id = \d+\) AND \(lower\(\(username\)::text\) = /,
+      );
+      expect(await plan('groups', GROUP_FILTER_COLUMNS, 'displayName eq "Admins"')).toMatch(
+        /Index Scan using uq_groups_account_name .*\n.*Index Cond: \(\(account_id = \d+\) AND \(\(name\)::text = /,
+      );
     });
 
     it('refuses a filter given twice', async () => {
@@ -263,6 +310,41 @@ describe('SCIM protocol (RFC 7644)', () => {
       }
       const capped = await scim.get('/Users?count=5000');
       expect(capped.body.itemsPerPage).toBe(5);
+    });
+
+    it('lists 1 000 of 2 000 users with a filter in a fixed number of queries, never one per user', async () => {
+      const bulk = await newAccount(t, 'bulk');
+      await t.sql(
+        `INSERT INTO users (account_id, username, email, default_roles)
+         SELECT $1, 'bulk' || i, 'bulk' || i || '@x' || (i % 7) || '.example', '{Viewer}'
+         FROM generate_series(1, 2000) i`,
+        [bulk.accountId],
+      );
+      const [group] = await t.sql<{ id: number }>(
+        `INSERT INTO groups (account_id, name) VALUES ($1, 'Bulk') RETURNING id`,
+        [bulk.accountId],
+      );
+      await t.sql(
+        `INSERT INTO group_members (group_id, user_id, account_id)
+         SELECT $1, id, $2 FROM users WHERE account_id = $2 AND id % 2 = 0`,
+        [group.id, bulk.accountId],
+      );
+      const queries = jest.spyOn(t.dataSource, 'query');
+      try {
+        const res = await scimClient(t, bulk).get(
+          `/Users?count=1000&filter=${encodeURIComponent('emails.value co "x"')}`,
+        );
+        expectScimJson(res, 200);
+        expect(res.body).toMatchObject({ totalResults: 2000, itemsPerPage: 1000 });
+        expect(res.body.Resources.filter((u: ScimUser) => u.groups?.length === 1).length).toBeGreaterThan(
+          400,
+        );
+        // Authentication, the count, the page and the page's memberships.
+        expect(queries.mock.calls.length).toBeGreaterThanOrEqual(3);
+        expect(queries.mock.calls.length).toBeLessThanOrEqual(5);
+      } finally {
+        queries.mockRestore();
+      }
     });
 
     it.each(['abc', '1.5', '1e3', '99999999999999999999'])(
@@ -363,6 +445,58 @@ describe('SCIM protocol (RFC 7644)', () => {
   });
 
   describe('3.12 HTTP Status and Error Response Handling', () => {
+    it('answers 401 without a token and 403 for a non-admin on every SCIM route, changing nothing', async () => {
+      const before = await t.sql(
+        `SELECT (SELECT count(*) FROM users)::int AS users, (SELECT count(*) FROM groups)::int AS groups,
+           (SELECT count(*) FROM group_members)::int AS members, (SELECT max(updated_at) FROM users) AS changed`,
+      );
+      const routes: Array<[string, (c: ScimClient) => PromiseLike<import('supertest').Response>]> = [
+        ['GET /Users', (c) => c.get('/Users')],
+        ['POST /Users/.search', (c) => c.post('/Users/.search', { schemas: [SEARCH_URN] })],
+        ['POST /Users', (c) => c.post('/Users', userBody('intruder@example.com'))],
+        ['GET /Users/{id}', (c) => c.get(`/Users/${alice.id}`)],
+        ['PUT /Users/{id}', (c) => c.put(`/Users/${alice.id}`, userBody(ALICE, { title: 'Hacked' }))],
+        [
+          'PATCH /Users/{id}',
+          (c) => c.patch(`/Users/${alice.id}`, patchOp({ op: 'add', path: 'title', value: 'x' })),
+        ],
+        ['DELETE /Users/{id}', (c) => c.delete(`/Users/${alice.id}`)],
+        ['GET /Groups', (c) => c.get('/Groups')],
+        ['POST /Groups/.search', (c) => c.post('/Groups/.search', { schemas: [SEARCH_URN] })],
+        ['POST /Groups', (c) => c.post('/Groups', { schemas: [GROUP_URN], displayName: 'Intruders' })],
+        ['GET /Groups/{id}', (c) => c.get(`/Groups/${admins.id}`)],
+        [
+          'PUT /Groups/{id}',
+          (c) => c.put(`/Groups/${admins.id}`, { schemas: [GROUP_URN], displayName: 'x' }),
+        ],
+        [
+          'PATCH /Groups/{id}',
+          (c) =>
+            c.patch(
+              `/Groups/${admins.id}`,
+              patchOp({ op: 'add', path: 'members', value: [{ value: bob.id }] }),
+            ),
+        ],
+        ['DELETE /Groups/{id}', (c) => c.delete(`/Groups/${admins.id}`)],
+        ['GET /ServiceProviderConfig', (c) => c.get('/ServiceProviderConfig')],
+        ['GET /ResourceTypes', (c) => c.get('/ResourceTypes')],
+        ['GET /Schemas', (c) => c.get('/Schemas')],
+      ];
+      for (const [name, send] of routes) {
+        const denied = await send(anonymous);
+        const forbidden = await send(viewerScim);
+        expect([name, denied.status, forbidden.status]).toEqual([name, 401, 403]);
+        expectScimError(denied, 401);
+        expectScimError(forbidden, 403);
+      }
+      expect(
+        await t.sql(
+          `SELECT (SELECT count(*) FROM users)::int AS users, (SELECT count(*) FROM groups)::int AS groups,
+             (SELECT count(*) FROM group_members)::int AS members, (SELECT max(updated_at) FROM users) AS changed`,
+        ),
+      ).toEqual(before);
+    });
+
     it('answers errors in the SCIM error schema, as application/scim+json', async () => {
       const res = await scim.get('/Users/424242');
       expectScimError(res, 404);
@@ -509,6 +643,42 @@ describe('SCIM protocol (RFC 7644)', () => {
       const now = await scim.get(`/Groups/${group.id}`);
       expect(now.body.members).toHaveLength(2);
       expect(now.headers.etag).toBe(added.headers.etag);
+    });
+
+    it('ignores If-None-Match on lists and discovery: always 200 with the body', async () => {
+      const list = await scim.get('/Users?count=1');
+      for (const header of ['*', String(list.headers.etag), 'W/"x", *']) {
+        for (const path of [
+          '/Users?count=1',
+          '/Groups',
+          '/ServiceProviderConfig',
+          '/Schemas',
+          '/ResourceTypes',
+        ]) {
+          const res = await scim.get(path, { 'If-None-Match': header });
+          expectScimJson(res, 200);
+          expect(res.body.schemas).toBeDefined();
+        }
+      }
+      // A single resource still answers 304 to its own version, and to *.
+      const user = await scim.get(`/Users/${alice.id}`);
+      expect((await scim.get(`/Users/${alice.id}`, { 'If-None-Match': user.headers.etag })).status).toBe(304);
+      expect((await scim.get(`/Users/${alice.id}`, { 'If-None-Match': '*' })).status).toBe(304);
+    });
+
+    it("changes a user's version when one of its groups is renamed (groups[].display is part of it)", async () => {
+      const member = await createUser(scim, 'renamed.member@example.com');
+      const group = await createGroup(scim, 'Renamed group', [member.id]);
+      const before = (await scim.get(`/Users/${member.id}`)).body as ScimUser;
+      await scim
+        .patch(`/Groups/${group.id}`, patchOp({ op: 'replace', path: 'displayName', value: 'Renamed again' }))
+        .expect(200);
+      const after = await scim.get(`/Users/${member.id}`, { 'If-None-Match': before.meta.version });
+      expectScimJson(after, 200);
+      expect(after.body.groups[0].display).toBe('Renamed again');
+      expect(after.body.meta.version).not.toBe(before.meta.version);
+      await scim.delete(`/Groups/${group.id}`).expect(204);
+      await scim.delete(`/Users/${member.id}`).expect(204);
     });
   });
 

@@ -109,6 +109,44 @@ describe('SCIM provider sequences', () => {
       });
     });
 
+    it('user: takes an update of every attribute of the default mapping, name.formatted included', async () => {
+      // What Entra sends when a user's surname, job title, department, manager and phones change.
+      const res = await scim.patch(`/Users/${user.id}`, {
+        schemas: [PATCH_URN],
+        Operations: [
+          { op: 'Replace', path: 'name.familyName', value: 'Married' },
+          { op: 'Add', path: 'name.givenName', value: 'givenName' },
+          { op: 'Replace', path: 'name.formatted', value: 'givenName Married' },
+          { op: 'Replace', path: 'title', value: 'Senior Analyst' },
+          { op: 'Add', path: 'preferredLanguage', value: 'en-US' },
+          { op: 'Replace', path: 'phoneNumbers[type eq "work"].value', value: '+1 555 0100' },
+          { op: 'Add', path: 'phoneNumbers[type eq "mobile"].value', value: '+1 555 0101' },
+          { op: 'Replace', path: 'addresses[type eq "work"].formatted', value: 'Building 1' },
+          { op: 'Add', path: `${ENTERPRISE_URN}:employeeNumber`, value: '1042' },
+          { op: 'Replace', path: `${ENTERPRISE_URN}:department`, value: 'Finance' },
+          { op: 'Replace', path: `${ENTERPRISE_URN}:manager`, value: { value: 'f2b1c8f0-manager' } },
+          { op: 'Add', value: { [`${ENTERPRISE_URN}:costCenter`]: 'CC-1', 'name.formatted': 'x' } },
+        ],
+      });
+      expectScimJson(res, 200);
+      expect(res.body).toMatchObject({
+        name: { formatted: 'givenName Married', givenName: 'givenName', familyName: 'Married' },
+        title: 'Senior Analyst',
+      });
+      expect(res.body[ENTERPRISE_URN]).toBeUndefined();
+      expect((await userRow(user.id)).last_name).toBe('Married');
+    });
+
+    it('user: disables with active "False" sent without a path, as a value object', async () => {
+      const off = await scim.patch(`/Users/${user.id}`, {
+        schemas: [PATCH_URN],
+        Operations: [{ op: 'Replace', value: { active: 'False' } }],
+      });
+      expectScimJson(off, 200);
+      expect(off.body.active).toBe(false);
+      expect((await userRow(user.id)).is_deactivated).toBe(true);
+    });
+
     it('user: disables with active "False", enables with "True", then deletes', async () => {
       const off = await scim.patch(`/Users/${user.id}`, {
         schemas: [PATCH_URN],
@@ -245,6 +283,17 @@ describe('SCIM provider sequences', () => {
         externalId: '00ujl29u0le5T6Aj10h7',
         active: true,
       });
+    });
+
+    it('user: deactivates with a full PUT carrying active false, and reactivates with one carrying true', async () => {
+      const current = (await scim.get(`/Users/${user.id}`)).body as ScimUser;
+      const off = await scim.put(`/Users/${user.id}`, { ...current, active: false, password: '1mz050nq' });
+      expectScimJson(off, 200);
+      expect(off.body.active).toBe(false);
+      expect((await userRow(user.id)).is_deactivated).toBe(true);
+      const on = await scim.put(`/Users/${user.id}`, { ...current, active: true });
+      expectScimJson(on, 200);
+      expect((await userRow(user.id)).is_deactivated).toBe(false);
     });
 
     it('user: deactivates and reactivates with a path-less replace', async () => {

@@ -226,6 +226,40 @@ describe('SCIM Users (RFC 7644 section 3 on /api/scim/v2/Users)', () => {
       expect(rows).toHaveLength(1);
     });
 
+    it('never grants a role from SCIM: roles and entitlements are ignored, new users are Viewers', async () => {
+      const admin = [
+        { value: 'Admin', display: 'Admin', primary: 'True', type: 'WindowsAzureActiveDirectoryRole' },
+      ];
+      const res = await scim.post(
+        '/Users',
+        userBody(uniqueEmail('role'), {
+          roles: admin,
+          entitlements: [{ value: 'Admin' }],
+          x509Certificates: [],
+        }),
+      );
+      expectScimJson(res, 201);
+      expect(res.body.roles).toBeUndefined();
+      const id = res.body.id as string;
+      // Entra's app-role mapping and Okta's profile push, with and without a path.
+      const patched = await scim.patch(
+        `/Users/${id}`,
+        patchOp(
+          { op: 'Add', path: 'roles', value: admin },
+          { op: 'Replace', path: 'roles[primary eq "True"].value', value: 'Admin' },
+          { op: 'replace', value: { roles: admin, entitlements: [{ value: 'Admin' }], userType: 'Admin' } },
+        ),
+      );
+      expectScimJson(patched, 200);
+      expectScimJson(await scim.put(`/Users/${id}`, { ...res.body, roles: admin }), 200);
+      expect((await row(id))?.default_roles).toEqual(['Viewer']);
+      expect(await t.sql(`SELECT role_id FROM user_roles WHERE user_id = $1`, [Number(id)])).toEqual([]);
+      // Their token would not pass the admin check either.
+      expect(
+        await t.sql(`SELECT 1 FROM users WHERE id = $1 AND 'Admin' = ANY(default_roles)`, [Number(id)]),
+      ).toEqual([]);
+    });
+
     it('is 401 without a token and 403 for a non-admin, in the SCIM error form', async () => {
       const before = await userCount();
       expectScimError(await anonymous.post('/Users', userBody(uniqueEmail())), 401);
@@ -438,6 +472,47 @@ describe('SCIM Users (RFC 7644 section 3 on /api/scim/v2/Users)', () => {
       );
       expectScimError(res, 400, 'noTarget');
       expect(await row(user.id)).toEqual(before);
+    });
+
+    it("accepts name.formatted (as Entra's default mapping sends it) and keeps deriving it", async () => {
+      const user = await createUser(scim);
+      const before = await row(user.id);
+      for (const body of [
+        patchOp({ op: 'Replace', path: 'name.formatted', value: 'Someone Else' }),
+        patchOp({ op: 'Add', value: { 'name.formatted': 'Someone Else' } }),
+        patchOp({ op: 'replace', path: 'name', value: { formatted: 'Someone Else' } }),
+        patchOp({ op: 'remove', path: 'name.formatted' }),
+      ]) {
+        const res = await scim.patch(`/Users/${user.id}`, body);
+        expectScimJson(res, 200);
+        expect(res.body.name).toEqual({ formatted: 'Jane Doe', givenName: 'Jane', familyName: 'Doe' });
+      }
+      expect(await row(user.id)).toEqual(before);
+    });
+
+    it('removes no email for a remove of emails with an empty value list', async () => {
+      const user = await createUser(scim, uniqueEmail('kept'), {
+        emails: [{ value: 'kept.elsewhere@example.com', type: 'work', primary: true }],
+      });
+      const res = await scim.patch(`/Users/${user.id}`, patchOp({ op: 'Remove', path: 'emails', value: [] }));
+      expectScimJson(res, 200);
+      expect((await row(user.id))?.email).toBe('kept.elsewhere@example.com');
+    });
+
+    it('falls back to the userName when the work email value is removed, else refuses with invalidValue', async () => {
+      const user = await createUser(scim, uniqueEmail('Fallback'), {
+        emails: [{ value: 'other.address@example.com', type: 'work', primary: true }],
+      });
+      const remove = patchOp({ op: 'Remove', path: 'emails[type eq "work"].value' });
+      const res = await scim.patch(`/Users/${user.id}`, remove);
+      expectScimJson(res, 200);
+      expect(res.body.emails).toEqual([{ value: user.userName.toLowerCase(), type: 'work', primary: true }]);
+      const plain = await createUser(scim, 'plain-name', {
+        emails: [{ value: uniqueEmail(), type: 'work' }],
+      });
+      const before = await row(plain.id);
+      expectScimError(await scim.patch(`/Users/${plain.id}`, remove), 400, 'invalidValue');
+      expect(await row(plain.id)).toEqual(before);
     });
 
     it('ignores unknown and extension attributes, refuses read-only ones (mutability)', async () => {

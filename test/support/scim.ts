@@ -1,5 +1,6 @@
 import type { Response } from 'supertest';
 import { bearer, type Actor, type TestApp } from './app.js';
+import { waitFor } from './factories.js';
 
 export const SCIM = '/api/scim/v2';
 export const USER_URN = 'urn:ietf:params:scim:schemas:core:2.0:User';
@@ -152,3 +153,42 @@ export async function createGroup(
 export function withoutHost<T>(body: T): T {
   return JSON.parse(JSON.stringify(body).replace(/https?:\/\/[^/"]+(?=\/api\/scim\/v2)/g, '')) as T;
 }
+
+/**
+ * Holds a row lock in a transaction of the test's own while `during` runs, then commits: the
+ * requests `during` starts queue up behind it in a known order. `waitForBlocked(n)` resolves
+ * once n statements of the test database wait for a lock.
+ */
+export async function holdingLock(
+  t: TestApp,
+  lockSql: string,
+  params: unknown[],
+  during: (waitForBlocked: (n: number) => Promise<void>) => Promise<void>,
+): Promise<void> {
+  const runner = t.dataSource.createQueryRunner();
+  await runner.connect();
+  await runner.startTransaction();
+  try {
+    await runner.query(lockSql, params);
+    await during(async (n) => {
+      const blocked = await waitFor(
+        async () =>
+          (
+            await t.sql<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_stat_activity
+               WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+            )
+          )[0].n,
+        (count) => count >= n,
+      );
+      if (blocked < n) throw new Error(`only ${blocked} of ${n} requests are waiting for a lock`);
+    });
+  } finally {
+    await runner.commitTransaction();
+    await runner.release();
+  }
+}
+
+/** Starts a supertest request now (it is lazy otherwise), for requests that race each other. */
+export const started = (test: PromiseLike<Response>): Promise<Response> =>
+  Promise.resolve(test.then((r) => r));

@@ -94,6 +94,22 @@ describe('RFC 7644 3.4.2.2 filter grammar', () => {
     });
   });
 
+  it('handles the grammar corner cases identity providers and attackers send', () => {
+    const compare = (f: string) => parseFilter(f) as Extract<FilterNode, { kind: 'compare' }>;
+    // String escapes: \" and \\ inside a value, unicode as is and escaped.
+    expect(compare('userName eq "a\\"b\\\\c"').value).toBe('a"b\\c');
+    expect(compare('displayName eq "Zoë 名前 \\u00e9"').value).toBe('Zoë 名前 é');
+    // true / false / null in any case.
+    expect([compare('active eq TRUE').value, compare('active eq False').value]).toEqual([true, false]);
+    expect(compare('title eq NULL').value).toBeNull();
+    // not( without a space, operators and keywords in any case.
+    expect(parseFilter('not(title pr)')).toMatchObject({ kind: 'not', item: { kind: 'present' } });
+    expect(parseFilter('title pr AND(userName Eq "x")')).toMatchObject({ kind: 'and' });
+    expect(parseFilter('title pr oR NOT(userName eQ "x")')).toMatchObject({ kind: 'or' });
+    // A 4 000-character literal is fine: only the whole filter is limited.
+    expect(compare(`userName eq "${'é'.repeat(4000)}"`).value).toHaveLength(4000);
+  });
+
   it.each([
     ['', 'is empty'],
     ['userName', 'expected an operator'],
@@ -200,7 +216,7 @@ describe('RFC 7644 3.4.2.2 filter grammar', () => {
 describe('RFC 7644 3.4.2.2 filter to SQL', () => {
   it('compares userName case-insensitively through its lower() index, with bound values', () => {
     expect(users('userName eq "Jane@Example.com"')).toEqual({
-      sql: 'COALESCE(lower(u.username) = lower($2), FALSE)',
+      sql: '(lower(u.username) = lower($2))',
       params: ['Jane@Example.com'],
     });
   });
@@ -224,8 +240,8 @@ describe('RFC 7644 3.4.2.2 filter to SQL', () => {
   });
 
   it('maps emails (one per user) and groups (through memberships)', () => {
-    expect(users('emails.value eq "A@B.C"').sql).toBe('COALESCE(u.email = lower($2), FALSE)');
-    expect(users('emails eq "a@b.c"').sql).toBe('COALESCE(u.email = lower($2), FALSE)');
+    expect(users('emails.value eq "A@B.C"').sql).toBe('(u.email = lower($2))');
+    expect(users('emails eq "a@b.c"').sql).toBe('(u.email = lower($2))');
     expect(users('emails[type eq "work" and primary eq true]').sql).toContain("'work'");
     expect(users('groups.value eq "7"')).toEqual({
       sql: expect.stringMatching(
@@ -249,6 +265,64 @@ describe('RFC 7644 3.4.2.2 filter to SQL', () => {
     expect(sql).toContain("date_trunc('milliseconds', u.updated_at) > $2::timestamptz");
     expect(params).toEqual(['2024-01-02T03:04:05.678Z']);
     expect(users('urn:ietf:params:scim:schemas:core:2.0:User:USERNAME pr').sql).toContain('u.username');
+  });
+
+  it('leaves NOT NULL columns bare so the unique indexes serve Entra and Okta lookups', () => {
+    // `userName eq` (every Entra and Okta lookup) and a group's `displayName eq` use the
+    // (account_id, lower(username)) and (account_id, name) indexes only without COALESCE.
+    expect(users('userName eq "Jane@Example.com"').sql).toBe('(lower(u.username) = lower($2))');
+    expect(users('emails.value eq "Jane@Example.com"').sql).toBe('(u.email = lower($2))');
+    expect(groups('displayName eq "Admins"').sql).toBe('(g.name = $2)');
+    // Nullable columns keep COALESCE, so not (...) also matches unassigned values.
+    expect(users('title eq "x"').sql).toBe('COALESCE(lower(u.title) = lower($2), FALSE)');
+  });
+
+  it('never puts filter text into the SQL, whatever the attribute, sub-attribute or value (injection)', () => {
+    const evil = `x'); DROP TABLE users; --`;
+    const attempts = [
+      `userName eq "${evil}"`,
+      `emails[value co "${evil}"]`,
+      `groups[display eq "${evil}"].value pr`,
+      `meta.lastModified gt "2026-01-01T00:00:00Z') OR ('1'='1"`,
+      `id eq "1 OR 1=1"`,
+      `id gt "${evil}"`,
+      `userName eq "\\'; SELECT pg_sleep(10); --"`,
+      `emails.value sw "%' OR '1'='1"`,
+      `name.givenName) OR (1=1 eq "x"`,
+      `emails[value)or(1=1 eq "x"]`,
+      `emails[type eq "x"].value;drop eq "y"`,
+      `emails[type eq "x"].value--x eq "y"`,
+      `urn:x:y:userName eq "x"`,
+      `members.display eq "x"`,
+    ];
+    let compiledCount = 0;
+    for (const filter of attempts) {
+      let compiled: { sql: string; params: unknown[] } | null = null;
+      const failure = scimFailure(() => {
+        compiled = users(filter);
+      });
+      if (failure) {
+        expect(failure.code).toBe('invalidFilter');
+        continue;
+      }
+      compiledCount += 1;
+      const sql = compiled!.sql;
+      for (const fragment of ['DROP', 'pg_sleep', "'1'='1", '1=1', 'OR 1', ';', '--']) {
+        expect(sql).not.toContain(fragment);
+      }
+    }
+    // Most of them are valid filters: their hostile text travels as bound parameters.
+    expect(compiledCount).toBe(6);
+  });
+
+  it.each([
+    ['a NUL character written as an escape', 'userName eq "a\\u0000b"', 'NUL'],
+    ['a year PostgreSQL cannot store', 'meta.created gt "0000-01-01T00:00:00Z"', 'date-time'],
+  ])('refuses %s with 400 invalidFilter before it reaches PostgreSQL', (_, filter, fragment) => {
+    expect(scimFailure(() => users(filter))).toEqual({
+      code: 'invalidFilter',
+      message: expect.stringContaining(fragment),
+    });
   });
 
   it.each([

@@ -103,7 +103,11 @@ describe('RFC 7644 3.5.2.1 add', () => {
         'name.givenName': 'Janet',
       },
     });
-    expect(doc).toEqual({ ...userDocument(user), name: { givenName: 'Janet', familyName: 'Smith' } });
+    // name.formatted is writable (RFC 7643) but derived: userInput never reads it.
+    expect(doc).toEqual({
+      ...userDocument(user),
+      name: { givenName: 'Janet', familyName: 'Smith', formatted: 'ignored' },
+    });
   });
 
   it('reads keys of a path-less value as paths, value filters included', () => {
@@ -195,9 +199,17 @@ describe('RFC 7644 3.5.2.3 replace', () => {
   });
 
   it('refuses read-only attributes named by a path (mutability)', () => {
-    for (const path of ['id', 'groups', 'meta.created', 'name.formatted']) {
+    for (const path of ['id', 'groups', 'meta.created', 'groups[value eq "1"].display']) {
       expect(failure(() => patchUser({ op: 'replace', path, value: 'x' }))?.code).toBe('mutability');
     }
+  });
+
+  it('accepts name.formatted (Entra writes it) without letting it change the stored names', () => {
+    const doc = patchUser(
+      { op: 'Replace', path: 'name.formatted', value: 'Someone Else' },
+      { op: 'add', value: { name: { formatted: 'Another One' } } },
+    );
+    expect(userInput(doc, user)).toMatchObject({ firstName: 'Jane', lastName: 'Doe' });
   });
 });
 
@@ -222,6 +234,24 @@ describe('RFC 7644 3.5.2.2 remove', () => {
 
   it('removes nothing (and fails nothing) when the filter selects no value', () => {
     expect(patchUser({ op: 'remove', path: 'emails[type eq "home"]' })).toEqual(userDocument(user));
+  });
+
+  it('removes only the listed values of a multi-valued attribute: none for an empty list', () => {
+    expect(patchUser({ op: 'Remove', path: 'emails', value: [] })).toEqual(userDocument(user));
+    expect(patchUser({ op: 'remove', path: 'emails', value: [{ value: 'JANE@example.com' }] }).emails).toBe(
+      undefined,
+    );
+    expect(patchUser({ op: 'remove', path: 'emails', value: null }).emails).toBeUndefined();
+  });
+
+  it('treats an email left without its value as no email (the userName takes over)', () => {
+    const doc = patchUser({ op: 'Remove', path: 'emails[type eq "work"].value' });
+    expect(doc.emails).toEqual([{ type: 'work', primary: true }]);
+    expect(userInput(doc, user).email).toBe('jane@example.com');
+    expect(failure(() => userInput({ ...doc, userName: 'jane' }, user))).toEqual({
+      code: 'invalidValue',
+      message: expect.stringContaining('email'),
+    });
   });
 });
 
@@ -295,12 +325,17 @@ describe('group PATCH plans (membership as set operations)', () => {
       { op: 'Replace', path: 'displayName', value: 'Renamed' },
       { op: 'replace', value: { id: '9', displayName: 'Okta', members: [{ value: '5', display: 'x' }] } },
       { op: 'remove', path: 'members' },
+      { op: 'Remove', path: 'members', value: [] },
+      { op: 'remove', path: 'members', value: null },
     );
     expect(memberSteps).toEqual([
       { kind: 'add', values: ['1', '2'] },
       { kind: 'remove', values: ['3'] },
       { kind: 'removeWhere', filter: expect.objectContaining({ kind: 'compare', value: '4' }) },
       { kind: 'replace', values: ['5'] },
+      { kind: 'removeAll' },
+      // An empty value list removes no member; only a remove without a value removes them all.
+      { kind: 'remove', values: [] },
       { kind: 'removeAll' },
     ]);
     expect(attributeOps.map((o) => o.value)).toEqual(['Renamed', { id: '9', displayName: 'Okta' }]);

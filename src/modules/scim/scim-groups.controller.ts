@@ -118,7 +118,7 @@ export class ScimGroupsController {
       scimBase(req),
       projection,
     );
-    sendResource(req, res, project(resource, projection), etag);
+    sendResource(res, project(resource, projection), etag);
   }
 
   @Put(':id')

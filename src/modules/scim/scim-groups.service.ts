@@ -11,6 +11,7 @@ import { planGroupPatch, type MemberStep } from './patch/group-patch.js';
 import { applyOperation, normalizeResource } from './patch/patch-engine.js';
 import { hasSchema, isObject, parsePatchRequest } from './patch/patch-request.js';
 import {
+  byKey,
   checkIfMatch,
   listResponse,
   parseResourceId,
@@ -51,13 +52,16 @@ export class ScimGroupsService {
     const page = await this.directory.findGroups(actor.accountId, where, query.startIndex - 1, query.count);
     // Entra lists groups with excludedAttributes=members: then members are not even read.
     const members = projects(query.projection, 'members')
-      ? await this.directory.membersOfGroups(
-          actor.accountId,
-          page.rows.map((g) => g.id),
+      ? byKey(
+          await this.directory.membersOfGroups(
+            actor.accountId,
+            page.rows.map((g) => g.id),
+          ),
+          (m) => m.groupId,
         )
       : null;
     const resources = page.rows.map((g) =>
-      project(toScimGroup(g, members?.filter((m) => m.groupId === g.id) ?? null, base), query.projection),
+      project(toScimGroup(g, members ? (members.get(g.id) ?? []) : null, base), query.projection),
     );
     return listResponse(page.total, query.startIndex, resources);
   }
@@ -70,12 +74,15 @@ export class ScimGroupsService {
     const { attributes, members } = this.input(body);
     try {
       return await this.dataSource.transaction(async (manager) => {
-        const userIds = await this.userIds(manager, actor, members);
+        // The group row first: its insert share-locks the account row (foreign key), which user
+        // writes lock for update before their user row. Locking the members first would take
+        // the two in the opposite order and deadlock with a concurrent PATCH or DELETE of one.
         const created = await this.groups.create(
           actor,
           { name: attributes.name, description: null, externalId: attributes.externalId },
           manager,
         );
+        const userIds = await this.userIds(manager, actor, members);
         if (userIds.length > 0) await this.groups.addMembers(actor, created.id, userIds, manager);
         return this.result(manager, actor, created.id, base, projection);
       });
@@ -172,7 +179,9 @@ export class ScimGroupsService {
         await this.groups.replaceMembers(actor, groupId, ids(step.values), manager);
         return;
       case 'remove':
-        await this.groups.removeMembers(actor, groupId, ids(step.values), manager);
+        if (step.values.length > 0) {
+          await this.groups.removeMembers(actor, groupId, ids(step.values), manager);
+        }
         return;
       case 'removeAll':
         await this.groups.removeMembers(actor, groupId, 'all', manager);

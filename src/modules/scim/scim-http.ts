@@ -12,11 +12,24 @@ export const SCIM_PREFIX = '/api/scim/v2';
 export const DEFAULT_COUNT = 100;
 export const MAX_COUNT = 1000;
 
-/** Every SCIM success answers `application/scim+json` (errors get it from the exception filter). */
+/** Where the interceptor keeps a request's `If-None-Match` for `sendResource`. */
+const IF_NONE_MATCH = 'scimIfNoneMatch';
+
+/**
+ * Every SCIM success answers `application/scim+json` (errors get it from the exception filter).
+ * The conditional GET headers are taken off the request: Express would otherwise answer 304 to
+ * any list or discovery GET with `If-None-Match: *` or with the hash it computes of the body.
+ * Only single resources are versioned (RFC 7644 section 3.14); `sendResource` compares them.
+ */
 @Injectable()
 export class ScimContentTypeInterceptor implements NestInterceptor {
   intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
-    ctx.switchToHttp().getResponse<Response>().setHeader('Content-Type', SCIM_CONTENT_TYPE);
+    const req = ctx.switchToHttp().getRequest<Request>();
+    const res = ctx.switchToHttp().getResponse<Response>();
+    res.setHeader('Content-Type', SCIM_CONTENT_TYPE);
+    res.locals[IF_NONE_MATCH] = req.get('if-none-match');
+    delete req.headers['if-none-match'];
+    delete req.headers['if-modified-since'];
     return next.handle();
   }
 }
@@ -66,9 +79,9 @@ export function noneMatchHits(header: string | undefined, etag: string): boolean
 }
 
 /** Answers a single resource with its ETag, or 304 when `If-None-Match` names that version. */
-export function sendResource(req: Request, res: Response, body: unknown, etag: string): void {
+export function sendResource(res: Response, body: unknown, etag: string): void {
   res.setHeader('ETag', etag);
-  if (noneMatchHits(req.get('if-none-match'), etag)) {
+  if (noneMatchHits(res.locals[IF_NONE_MATCH] as string | undefined, etag)) {
     res.status(304).end();
     return;
   }
@@ -154,6 +167,18 @@ export function parseRequestProjection(req: Request, schema: ResourceSchema): Pr
     text(member(query, 'excludedAttributes'), 'excludedAttributes', 'invalidValue'),
     schema,
   );
+}
+
+/** Items grouped by a key, in their order (a page's memberships by user or group id). */
+export function byKey<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
+  const out = new Map<K, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = out.get(k);
+    if (list) list.push(item);
+    else out.set(k, [item]);
+  }
+  return out;
 }
 
 export function listResponse(

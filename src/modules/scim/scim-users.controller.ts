@@ -103,7 +103,7 @@ export class ScimUsersController {
   ): Promise<void> {
     const projection = parseRequestProjection(req, USER_SCHEMA);
     const { resource, etag } = await this.users.get(actor, resourceId(id, 'User'), scimBase(req));
-    sendResource(req, res, project(resource, projection), etag);
+    sendResource(res, project(resource, projection), etag);
   }
 
   @Put(':id')

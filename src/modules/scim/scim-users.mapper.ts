@@ -11,7 +11,7 @@ import { URN } from './scim.schema.js';
 const NAME_MAX = 255;
 const EMAIL_MAX = 320;
 
-/** The weak ETag of a user: a hash of every attribute we return and of its group ids. */
+/** The weak ETag of a user: a hash of every attribute we return, its groups' ids and names included. */
 export function userEtag(user: DirectoryUser, groups: readonly DirectoryMembership[]): string {
   return weakEtag([
     'User',
@@ -24,7 +24,7 @@ export function userEtag(user: DirectoryUser, groups: readonly DirectoryMembersh
     user.title,
     user.externalId,
     user.isDeactivated,
-    groups.map((g) => g.groupId),
+    groups.map((g) => [g.groupId, g.groupName]),
   ]);
 }
 
@@ -86,24 +86,28 @@ export function userDocument(user: DirectoryUser): ScimDoc {
 
 /**
  * The one address we store, from `emails`: the primary one, else the `work` one, else the first;
- * without any, the userName when it is an email address.
+ * without any, the userName when it is an email address. A value without an address (what
+ * remains after Entra's `remove emails[type eq "work"].value`) counts as none.
  */
 function pickEmail(emails: unknown, userName: string): string {
   const list = emails === undefined ? [] : emails;
   if (!Array.isArray(list)) throw scimError('invalidSyntax', 'emails must be an array');
-  const values = list.map((e: unknown, i) => {
+  const values = list.flatMap((e: unknown, i) => {
     if (!isObject(e)) throw scimError('invalidSyntax', `emails[${i}] must be an object`);
+    if (e.value === undefined || e.value === null) return [];
     if (typeof e.value !== 'string') throw scimError('invalidSyntax', `emails[${i}].value must be a string`);
     if (e.type !== undefined && e.type !== null && typeof e.type !== 'string') {
       throw scimError('invalidSyntax', `emails[${i}].type must be a string`);
     }
     const primary = e.primary === undefined || e.primary === null ? false : asBoolean(e.primary);
     if (primary === undefined) throw scimError('invalidSyntax', `emails[${i}].primary must be a boolean`);
-    return {
-      value: e.value.trim(),
-      work: typeof e.type === 'string' && e.type.toLowerCase() === 'work',
-      primary,
-    };
+    return [
+      {
+        value: e.value.trim(),
+        work: typeof e.type === 'string' && e.type.toLowerCase() === 'work',
+        primary,
+      },
+    ];
   });
   const chosen = values.find((e) => e.primary) ?? values.find((e) => e.work) ?? values[0];
   const email = chosen?.value ?? (isEmail(userName) ? userName : null);

@@ -7,7 +7,7 @@ import { UsersService } from '../users/users.service.js';
 import { compileFilter, USER_FILTER_COLUMNS } from './filter/filter-sql.js';
 import { applyOperation, normalizeResource } from './patch/patch-engine.js';
 import { hasSchema, isObject, parsePatchRequest } from './patch/patch-request.js';
-import { checkIfMatch, listResponse, type ListQuery, type ListResponse } from './scim-http.js';
+import { byKey, checkIfMatch, listResponse, type ListQuery, type ListResponse } from './scim-http.js';
 import { project } from './scim-projection.js';
 import { toScimUser, userDocument, userEtag, userInput } from './scim-users.mapper.js';
 import { scimError } from './scim.errors.js';
@@ -46,19 +46,16 @@ export class ScimUsersService {
   async list(actor: Principal, query: ListQuery, base: string): Promise<ListResponse> {
     const where = query.filter ? compileFilter(USER_FILTER_COLUMNS, query.filter, 2) : null;
     const page = await this.directory.findUsers(actor.accountId, where, query.startIndex - 1, query.count);
-    const groups = await this.directory.groupsOfUsers(
-      actor.accountId,
-      page.rows.map((u) => u.id),
+    // One query for the whole page's memberships (never one per user), grouped in one pass.
+    const groups = byKey(
+      await this.directory.groupsOfUsers(
+        actor.accountId,
+        page.rows.map((u) => u.id),
+      ),
+      (g) => g.userId,
     );
     const resources = page.rows.map((u) =>
-      project(
-        toScimUser(
-          u,
-          groups.filter((g) => g.userId === u.id),
-          base,
-        ),
-        query.projection,
-      ),
+      project(toScimUser(u, groups.get(u.id) ?? [], base), query.projection),
     );
     return listResponse(page.total, query.startIndex, resources);
   }

@@ -97,7 +97,9 @@ export const USER_SCHEMA: ResourceSchema = {
     attr('name', "The user's name", {
       type: 'complex',
       subAttributes: [
-        attr('formatted', 'Given and family name, derived from them', { mutability: 'readOnly' }),
+        // readWrite as in RFC 7643: Entra's default mapping writes it on every update. A value
+        // sent is accepted and ignored; the one returned is always derived.
+        attr('formatted', 'Given and family name, always derived from them: a value sent is ignored'),
         attr('familyName', 'Family name'),
         attr('givenName', 'Given name'),
       ],

@@ -184,9 +184,12 @@ export class GroupsService {
         [actor.accountId, id, unique],
       );
     } catch (err) {
-      // The group or a user was deleted by a concurrent request after the checks above.
+      // The rows are share-locked above, so this only guards against a change of that design.
       if (foreignKeyViolation(err)) {
-        throw usersError('group_not_found', `Group ${id} was not found`);
+        const constraint = (err as { driverError?: { constraint?: string } }).driverError?.constraint;
+        throw constraint === 'fk_group_members_user'
+          ? usersError('user_not_found', 'A user was deleted while being added')
+          : usersError('group_not_found', `Group ${id} was not found`);
       }
       throw err;
     }

@@ -315,6 +315,8 @@ class Parser {
     } catch {
       throw this.error('has an invalid string (check its escapes)', start);
     }
+    // "\u0000" is a valid JSON escape, but PostgreSQL cannot hold a NUL character.
+    if ((value as string).includes('\u0000')) throw this.error('has a NUL character in a string', start);
     this.tokens.push({ type: 'string', text: raw, value: value as string, pos: start });
     return i + 1;
   }

@@ -15,6 +15,11 @@ interface SqlColumn {
   caseExact: boolean;
   /** The column is stored lowercased: compare it directly with the lowercased value (uses its index). */
   lowered: boolean;
+  /**
+   * The expression is never NULL: comparisons need no COALESCE, which would hide them from the
+   * indexes (`userName eq`, a group's `displayName eq`: every identity provider's lookup).
+   */
+  notNull: boolean;
 }
 
 interface SqlComplex {
@@ -42,21 +47,21 @@ export interface SqlCondition {
   params: unknown[];
 }
 
-const col = (type: SqlColumn['type'], expr: string, caseExact = false, lowered = false): SqlColumn => ({
-  kind: 'column',
-  type,
-  expr,
-  caseExact,
-  lowered,
-});
+const col = (
+  type: SqlColumn['type'],
+  expr: string,
+  { caseExact = false, lowered = false, notNull = false } = {},
+): SqlColumn => ({ kind: 'column', type, expr, caseExact, lowered, notNull });
+
+const EXACT = { caseExact: true, notNull: true };
 
 /** Users, as alias `u` (see `DirectoryService.findUsers`). */
 export const USER_FILTER_COLUMNS: FilterColumns = {
   schema: USER_SCHEMA,
   attrs: {
-    id: col('id', 'u.id', true),
-    externalid: col('string', 'u.external_id', true),
-    username: col('string', 'u.username'),
+    id: col('id', 'u.id', EXACT),
+    externalid: col('string', 'u.external_id', { caseExact: true }),
+    username: col('string', 'u.username', { notNull: true }),
     name: {
       kind: 'complex',
       subs: {
@@ -67,15 +72,15 @@ export const USER_FILTER_COLUMNS: FilterColumns = {
     },
     displayname: col('string', 'u.display_name'),
     title: col('string', 'u.title'),
-    active: col('boolean', 'NOT u.is_deactivated', true),
+    active: col('boolean', 'NOT u.is_deactivated', EXACT),
     // Exactly one email per user: "some value matches" is the condition itself.
     emails: {
       kind: 'multi',
       some: (c) => c,
       subs: {
-        value: col('string', 'u.email', false, true),
-        type: col('string', `'work'`),
-        primary: col('boolean', 'TRUE', true),
+        value: col('string', 'u.email', { lowered: true, notNull: true }),
+        type: col('string', `'work'`, { notNull: true }),
+        primary: col('boolean', 'TRUE', EXACT),
       },
     },
     groups: {
@@ -83,17 +88,17 @@ export const USER_FILTER_COLUMNS: FilterColumns = {
       some: (c) =>
         `EXISTS (SELECT 1 FROM group_members gm JOIN groups g ON g.id = gm.group_id WHERE gm.user_id = u.id AND ${c})`,
       subs: {
-        value: col('id', 'gm.group_id', true),
-        display: col('string', 'g.name', true),
-        type: col('string', `'direct'`),
+        value: col('id', 'gm.group_id', EXACT),
+        display: col('string', 'g.name', EXACT),
+        type: col('string', `'direct'`, { notNull: true }),
       },
     },
     meta: {
       kind: 'complex',
       subs: {
-        created: col('dateTime', 'u.created_at'),
-        lastmodified: col('dateTime', 'u.updated_at'),
-        resourcetype: col('string', `'User'`, true),
+        created: col('dateTime', 'u.created_at', { notNull: true }),
+        lastmodified: col('dateTime', 'u.updated_at', { notNull: true }),
+        resourcetype: col('string', `'User'`, EXACT),
       },
     },
   },
@@ -103,25 +108,25 @@ export const USER_FILTER_COLUMNS: FilterColumns = {
 export const GROUP_FILTER_COLUMNS: FilterColumns = {
   schema: GROUP_SCHEMA,
   attrs: {
-    id: col('id', 'g.id', true),
-    externalid: col('string', 'g.external_id', true),
-    displayname: col('string', 'g.name', true),
+    id: col('id', 'g.id', EXACT),
+    externalid: col('string', 'g.external_id', { caseExact: true }),
+    displayname: col('string', 'g.name', EXACT),
     members: {
       kind: 'multi',
       some: (c) =>
         `EXISTS (SELECT 1 FROM group_members gm JOIN users mu ON mu.id = gm.user_id WHERE gm.group_id = g.id AND ${c})`,
       subs: {
-        value: col('id', 'gm.user_id', true),
-        display: col('string', 'COALESCE(mu.display_name, mu.username)'),
-        type: col('string', `'User'`, true),
+        value: col('id', 'gm.user_id', EXACT),
+        display: col('string', 'COALESCE(mu.display_name, mu.username)', { notNull: true }),
+        type: col('string', `'User'`, EXACT),
       },
     },
     meta: {
       kind: 'complex',
       subs: {
-        created: col('dateTime', 'g.created_at'),
-        lastmodified: col('dateTime', 'g.updated_at'),
-        resourcetype: col('string', `'Group'`, true),
+        created: col('dateTime', 'g.created_at', { notNull: true }),
+        lastmodified: col('dateTime', 'g.updated_at', { notNull: true }),
+        resourcetype: col('string', `'Group'`, EXACT),
       },
     },
   },
@@ -229,7 +234,7 @@ class Compiler {
     label: string,
   ): string {
     if (n.kind === 'present') {
-      return c.type === 'string' ? `COALESCE(${c.expr} <> '', FALSE)` : `(${c.expr} IS NOT NULL)`;
+      return c.type === 'string' ? this.defined(c, `${c.expr} <> ''`) : `(${c.expr} IS NOT NULL)`;
     }
     const { op, value } = n;
     switch (c.type) {
@@ -241,7 +246,7 @@ class Compiler {
         if (typeof value !== 'boolean' || (op !== 'eq' && op !== 'ne')) {
           throw invalid(`"${label}" is a boolean: only eq and ne with true or false apply`);
         }
-        return `COALESCE((${c.expr}) ${op === 'eq' ? '=' : '<>'} ${this.bind(value)}::boolean, FALSE)`;
+        return this.defined(c, `(${c.expr}) ${op === 'eq' ? '=' : '<>'} ${this.bind(value)}::boolean`);
       case 'dateTime':
         return this.dateTime(c, op, value, label);
     }
@@ -250,19 +255,19 @@ class Compiler {
   private string(c: SqlColumn, op: CompareOp, value: CompValue, label: string): string {
     if (value === null) {
       if (op === 'eq') return `COALESCE(${c.expr} = '', TRUE)`;
-      if (op === 'ne') return `COALESCE(${c.expr} <> '', FALSE)`;
+      if (op === 'ne') return this.defined(c, `${c.expr} <> ''`);
       throw invalid(`"${label}" ${op} null: only eq and ne compare with null`);
     }
     if (typeof value !== 'string') throw invalid(`"${label}" is a string: compare it with a quoted string`);
     if (op === 'co' || op === 'sw' || op === 'ew') {
       const pattern = `${op === 'sw' ? '' : '%'}${escapeLike(value)}${op === 'ew' ? '' : '%'}`;
-      return `COALESCE(${c.expr} ${c.caseExact ? 'LIKE' : 'ILIKE'} ${this.bind(pattern)}, FALSE)`;
+      return this.defined(c, `${c.expr} ${c.caseExact ? 'LIKE' : 'ILIKE'} ${this.bind(pattern)}`);
     }
     const left = c.caseExact || c.lowered ? c.expr : `lower(${c.expr})`;
     const right = c.caseExact ? this.bind(value) : `lower(${this.bind(value)})`;
     if (op === 'ne') return `(${left} IS DISTINCT FROM ${right})`;
     const sqlOp = { eq: '=', gt: '>', ge: '>=', lt: '<', le: '<=' }[op];
-    return `COALESCE(${left} ${sqlOp} ${right}, FALSE)`;
+    return this.defined(c, `${left} ${sqlOp} ${right}`);
   }
 
   /** Ids are strings in SCIM: equality against the integer key, ordering and substrings as text. */
@@ -292,12 +297,21 @@ class Compiler {
       typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value) && value.length <= 64
         ? new Date(value)
         : null;
-    if (!date || Number.isNaN(date.getTime())) {
+    // Year 0 parses in JavaScript but is out of PostgreSQL's range (there is no year 0 AD).
+    if (!date || Number.isNaN(date.getTime()) || date.getUTCFullYear() < 1) {
       throw invalid(`"${label}" is a date-time: compare it with a quoted ISO 8601 date-time`);
     }
     const sqlOp = { eq: '=', ne: '<>', gt: '>', ge: '>=', lt: '<', le: '<=' }[op];
     // Output carries milliseconds: compare at that precision so a value read back matches.
-    return `COALESCE(date_trunc('milliseconds', ${c.expr}) ${sqlOp} ${this.bind(date.toISOString())}::timestamptz, FALSE)`;
+    return this.defined(
+      c,
+      `date_trunc('milliseconds', ${c.expr}) ${sqlOp} ${this.bind(date.toISOString())}::timestamptz`,
+    );
+  }
+
+  /** A comparison as a non-null boolean: FALSE where the column is NULL. */
+  private defined(c: SqlColumn, comparison: string): string {
+    return c.notNull ? `(${comparison})` : `COALESCE(${comparison}, FALSE)`;
   }
 }
 

@@ -33,8 +33,10 @@ function membersKey(key: string): { whole: boolean } | null {
 
 function whole(op: PatchOperation['op'], value: unknown, hasValue: boolean, where: string): MemberStep {
   if (op === 'remove') {
-    const values = hasValue ? memberValues(value, where) : [];
-    return values.length > 0 ? { kind: 'remove', values } : { kind: 'removeAll' };
+    // With a value (Entra), just those members, and none for an empty list; without, all.
+    return hasValue && value !== null
+      ? { kind: 'remove', values: memberValues(value, where) }
+      : { kind: 'removeAll' };
   }
   if (op === 'replace')
     return value === null ? { kind: 'removeAll' } : { kind: 'replace', values: memberValues(value, where) };

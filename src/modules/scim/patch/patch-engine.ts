@@ -73,8 +73,9 @@ function applyToAttribute(
 ) {
   const key = attr.name;
   if (op === 'remove' || value === null) {
-    if (op === 'remove' && attr.multiValued && hasValue && !isUnassigned(value)) {
-      // Entra's `{op: "Remove", path: "members", value: [{value: "id"}]}`: just those values.
+    if (op === 'remove' && attr.multiValued && hasValue && value !== null && value !== undefined) {
+      // Entra's `{op: "Remove", path: "members", value: [{value: "id"}]}`: just those values
+      // (none for an empty list: never all of them).
       const gone = canonicalValues(attr, value);
       const kept = elementsOf(doc, attr).filter((el) => !gone.some((g) => sameValue(attr, el, g)));
       setOrDelete(doc, key, kept);
