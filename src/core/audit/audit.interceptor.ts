@@ -8,7 +8,7 @@ import {
 import { HTTP_CODE_METADATA } from '@nestjs/common/constants.js';
 import { Reflector } from '@nestjs/core';
 import { from, mergeMap, type Observable } from 'rxjs';
-import { AuditService, type AuditedRequest } from './audit.service.js';
+import { AuditService, MUTATIONS, type AuditedRequest } from './audit.service.js';
 
 /**
  * Records every mutating request whose handler completes. Failures, including those refused by
@@ -24,6 +24,7 @@ export class AuditInterceptor implements NestInterceptor {
   intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (ctx.getType() !== 'http') return next.handle();
     const req = ctx.switchToHttp().getRequest<AuditedRequest>();
+    if (!MUTATIONS.has(req.method)) return next.handle();
     const status =
       this.reflector.get<number | undefined>(HTTP_CODE_METADATA, ctx.getHandler()) ??
       (req.method === 'POST' ? HttpStatus.CREATED : HttpStatus.OK);

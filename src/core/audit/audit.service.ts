@@ -5,7 +5,8 @@ import type { EmbedPrincipal } from '../auth/embed-principal.js';
 import type { Principal } from '../auth/principal.js';
 import { auditTarget } from './audit-target.js';
 
-const MUTATIONS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** The methods that change something: the ones recorded. */
+export const MUTATIONS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** What the guard and the audit hooks leave on a request. */
 export type AuditedRequest = Request & {

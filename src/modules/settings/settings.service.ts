@@ -125,11 +125,6 @@ export class SettingsService {
     return toAppConfig(await this.write(actor.accountId, changes));
   }
 
-  /** Whether the account's audit log is on (false without a row). */
-  async auditLogEnabled(accountId: number): Promise<boolean> {
-    return (await this.read(accountId)).auditLogEnabled;
-  }
-
   private async read(accountId: number): Promise<SettingsRow> {
     const [row] = await queryRows<SettingsRow>(
       this.dataSource,

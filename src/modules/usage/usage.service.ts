@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { SignJWT } from 'jose';
-import { DataSource } from 'typeorm';
 import type { Principal } from '../../core/auth/principal.js';
 import { AppConfig } from '../../core/config/app-config.js';
-import { queryRows } from '../../core/database/sql.js';
+import { AccountsService } from '../users/accounts.service.js';
 import type { UsageAnalyticsTokenDto } from './dto/usage-analytics-token.dto.js';
 import { usageError } from './usage.errors.js';
 
@@ -19,7 +18,7 @@ export class UsageService {
 
   constructor(
     private readonly config: AppConfig,
-    private readonly dataSource: DataSource,
+    private readonly accounts: AccountsService,
   ) {
     const usage = config.usageAnalytics;
     this.key = usage ? new TextEncoder().encode(usage.apiSecret) : null;
@@ -30,14 +29,10 @@ export class UsageService {
     if (!usage || !this.key) {
       throw usageError('usage_analytics_disabled', 'Usage analytics is not enabled on this installation');
     }
-    const [account] = await queryRows<{ slug: string }>(
-      this.dataSource,
-      `SELECT slug FROM accounts WHERE id = $1`,
-      [actor.accountId],
-    );
+    const accountSlug = await this.accounts.slug(actor.accountId);
     const issuedAt = Math.floor(Date.now() / 1000);
     const expiresAt = issuedAt + USAGE_TOKEN_TTL_SECONDS;
-    const token = await new SignJWT({ accountId: actor.accountId, accountSlug: account.slug })
+    const token = await new SignJWT({ accountId: actor.accountId, accountSlug })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(`user:${actor.userId}`)
       .setIssuedAt(issuedAt)

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { queryRows } from '../../core/database/sql.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { usersError } from './users.errors.js';
 
@@ -19,6 +20,17 @@ export class AccountsService {
     private readonly dataSource: DataSource,
     private readonly apiKeys: ApiKeysService,
   ) {}
+
+  /** The slug of an account (the accounts of authenticated callers always exist). */
+  async slug(accountId: number): Promise<string> {
+    const [row] = await queryRows<{ slug: string }>(
+      this.dataSource,
+      `SELECT slug FROM accounts WHERE id = $1`,
+      [accountId],
+    );
+    if (!row) throw usersError('account_not_found', `No account ${accountId}`);
+    return row.slug;
+  }
 
   /**
    * Creates the account and its admin when missing and issues a fresh token for that admin.

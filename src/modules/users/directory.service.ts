@@ -169,15 +169,7 @@ export class DirectoryService {
     userIds: readonly number[],
     manager: EntityManager = this.dataSource.manager,
   ): Promise<DirectoryMembership[]> {
-    if (userIds.length === 0) return Promise.resolve([]);
-    return queryRows<DirectoryMembership>(
-      manager,
-      `SELECT m.group_id AS "groupId", m.user_id AS "userId", g.name AS "groupName",
-         COALESCE(u.display_name, u.username) AS "userDisplay"
-       FROM group_members m JOIN groups g ON g.id = m.group_id JOIN users u ON u.id = m.user_id
-       WHERE m.account_id = $1 AND m.user_id = ANY($2::int[]) ORDER BY m.user_id, m.group_id`,
-      [accountId, [...userIds]],
-    );
+    return this.memberships(manager, accountId, 'user_id', userIds);
   }
 
   /** A page of the account's groups matching `where`, ordered by id, and the number matching. */
@@ -217,14 +209,25 @@ export class DirectoryService {
     groupIds: readonly number[],
     manager: EntityManager = this.dataSource.manager,
   ): Promise<DirectoryMembership[]> {
-    if (groupIds.length === 0) return Promise.resolve([]);
+    return this.memberships(manager, accountId, 'group_id', groupIds);
+  }
+
+  /** Memberships of the given users or groups, ordered by that column first. */
+  private memberships(
+    manager: EntityManager,
+    accountId: number,
+    by: 'user_id' | 'group_id',
+    ids: readonly number[],
+  ): Promise<DirectoryMembership[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    const order = by === 'user_id' ? 'm.user_id, m.group_id' : 'm.group_id, m.user_id';
     return queryRows<DirectoryMembership>(
       manager,
       `SELECT m.group_id AS "groupId", m.user_id AS "userId", g.name AS "groupName",
          COALESCE(u.display_name, u.username) AS "userDisplay"
        FROM group_members m JOIN groups g ON g.id = m.group_id JOIN users u ON u.id = m.user_id
-       WHERE m.account_id = $1 AND m.group_id = ANY($2::int[]) ORDER BY m.group_id, m.user_id`,
-      [accountId, [...groupIds]],
+       WHERE m.account_id = $1 AND m.${by} = ANY($2::int[]) ORDER BY ${order}`,
+      [accountId, [...ids]],
     );
   }
 
