@@ -24,16 +24,42 @@ const common = {
   testEnvironment: 'node',
 };
 
+/**
+ * Test files that spawn processes, inject faults or generate input: each bounds its own waits and
+ * gets a larger budget per test, so a busy 2-core machine slows them down without failing them.
+ */
+const SLOW = [
+  'cli',
+  'database-faults',
+  'fuzz',
+  'migrations',
+  'processes',
+  'queue',
+  'rate-limit',
+  'startup-checks',
+].map((name) => `<rootDir>/test/e2e/${name}.e2e-spec.ts`);
+
+const e2e = {
+  ...common,
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+};
+
 export default {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.spec.ts'] },
     {
-      ...common,
+      ...e2e,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
-      globalSetup: '<rootDir>/test/support/global-setup.ts',
-      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      testPathIgnorePatterns: SLOW,
+    },
+    {
+      ...e2e,
+      displayName: 'e2e-slow',
+      testMatch: SLOW,
+      setupFilesAfterEnv: ['<rootDir>/test/support/slow-timeout.ts'],
     },
   ],
-  testTimeout: 60000,
+  testTimeout: 60_000,
 };

@@ -4,6 +4,8 @@ import { Embedding1764000000000 } from './1764000000000-Embedding.js';
 import { Identity1764100000000 } from './1764100000000-Identity.js';
 import { TenantSettings1764100000001 } from './1764100000001-TenantSettings.js';
 import { Integrations1764100000002 } from './1764100000002-Integrations.js';
+import { BuiltInRoleNames1764200000010 } from './1764200000010-BuiltInRoleNames.js';
+import { JobLeases1764200000020 } from './1764200000020-JobLeases.js';
 
 /** Every migration, in order. Listed explicitly: ESM builds cannot rely on globbing. */
 export const MIGRATIONS = [
@@ -13,4 +15,6 @@ export const MIGRATIONS = [
   Identity1764100000000,
   TenantSettings1764100000001,
   Integrations1764100000002,
+  BuiltInRoleNames1764200000010,
+  JobLeases1764200000020,
 ];

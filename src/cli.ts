@@ -1,47 +1,179 @@
 import 'reflect-metadata';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { NestFactory } from '@nestjs/core';
+import type { INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { isEmail } from 'class-validator';
-import { DataSource } from 'typeorm';
-import { AppModule } from './app.module.js';
-import { AppConfig } from './core/config/app-config.js';
-import { migrate } from './core/database/migrator.js';
-import { loadConfig } from './core/lifecycle.js';
-import { buildOpenApiDocument } from './core/http/openapi.js';
-import { AccountsService } from './modules/users/accounts.service.js';
+import type { AppConfig } from './core/config/app-config.js';
 
-const USAGE = `Usage: npm run cli -- <command> [options]
-  bootstrap --account <slug> --email <email>   create the account and its admin if missing; print a fresh admin token
-  token --account <slug> --email <email>       print a new token for an existing user
-  migrate                                      apply pending migrations
-  openapi [--write <file>] [--check <file>]    print, write or verify the OpenAPI document`;
+interface Command {
+  /** The argument synopsis shown in the usage. */
+  synopsis: string;
+  summary: string;
+  /** More lines for `<command> --help`. */
+  details: string[];
+  options: Record<string, { type: 'string' }>;
+}
+
+const IDENTITY = { account: { type: 'string' }, email: { type: 'string' } } as const;
+
+const COMMANDS: Record<string, Command> = {
+  bootstrap: {
+    synopsis: '--account <slug> --email <email>',
+    summary: 'create the account and its admin if missing; print a fresh admin token',
+    details: [
+      'Prints {"accountId","userId","token"}. Safe to repeat: an existing user of that email is made',
+      'an active Admin, and a new token is issued each time. The slug is 2-63 of a-z, 0-9 and -.',
+    ],
+    options: IDENTITY,
+  },
+  token: {
+    synopsis: '--account <slug> --email <email>',
+    summary: 'print a new token for an existing user',
+    details: ['Prints {"userId","token"}. The token is shown once; only its hash is stored.'],
+    options: IDENTITY,
+  },
+  migrate: {
+    synopsis: '',
+    summary: 'apply pending migrations',
+    details: ['Prints {"applied":[...]} (empty when up to date). Takes an advisory lock on PostgreSQL.'],
+    options: {},
+  },
+  openapi: {
+    synopsis: '[--write <file>] [--check <file>]',
+    summary: 'print, write or verify the OpenAPI document',
+    details: [
+      'Without options prints the document. --write <file> writes it; --check <file> exits 1 when',
+      'the file differs. Needs neither database nor Redis.',
+    ],
+    options: { write: { type: 'string' }, check: { type: 'string' } },
+  },
+};
+
+const USAGE = [
+  'Usage: node dist/src/cli.js <command> [options]   (or: npm run cli -- <command> [options])',
+  '',
+  'Commands:',
+  ...Object.entries(COMMANDS).map(([name, c]) => `  ${`${name} ${c.synopsis}`.padEnd(45)}${c.summary}`),
+  '',
+  'Options:',
+  "  -h, --help       show this help, or a command's help after its name",
+  '  -v, --version    print the version',
+  '',
+  'Each command prints one line of JSON on standard output and exits 0; errors go to standard',
+  'error with exit 1, usage errors with exit 2. Configuration comes from the environment (see',
+  'docs/configuration.md).',
+].join('\n');
+
+function commandUsage(name: string): string {
+  const c = COMMANDS[name];
+  return [
+    `Usage: node dist/src/cli.js ${name} ${c.synopsis}`.trimEnd(),
+    '',
+    `${c.summary[0].toUpperCase()}${c.summary.slice(1)}.`,
+    ...c.details,
+  ].join('\n');
+}
+
+/** Text for standard output: help or the version (exit 0). */
+class Help {
+  constructor(readonly text: string) {}
+}
 
 const SLUG = /^[a-z0-9][a-z0-9-]{1,62}$/;
 
-class UsageError extends Error {}
+/** A mistake in the command line: printed with the usage on standard error, exit 2. */
+class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly usage = USAGE,
+  ) {
+    super(message);
+  }
+}
 
-function required(values: Record<string, string | boolean | undefined>, name: string): string {
+/** The version in package.json, found upwards from this file (dist/src/cli.js, or another build directory). */
+function packageVersion(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!fs.existsSync(path.join(dir, 'package.json'))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('package.json not found');
+    dir = parent;
+  }
+  return (JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+/** Every option of every command, to find the command and the help and version flags first. */
+const ALL_OPTIONS = {
+  ...Object.assign({}, ...Object.values(COMMANDS).map((c) => c.options)),
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const;
+
+/**
+ * Splits the arguments into the command and its options. Help and version come first, so
+ * `--help` works even beside a mistake; then every command accepts only its own options.
+ */
+function parse(argv: string[]): Help | { command: string; values: Record<string, string | undefined> } {
+  const loose = parseArgs({ args: argv, allowPositionals: true, strict: false, options: ALL_OPTIONS });
+  const [command, topic] = loose.positionals;
+  if (command === 'help') {
+    if (topic === undefined) return new Help(USAGE);
+    if (!(topic in COMMANDS)) throw new UsageError(`unknown command: ${topic}`);
+    return new Help(commandUsage(topic));
+  }
+  if (command !== undefined && !(command in COMMANDS)) throw new UsageError(`unknown command: ${command}`);
+  if (loose.values.help) return new Help(command ? commandUsage(command) : USAGE);
+  if (loose.values.version) return new Help(packageVersion());
+  if (command === undefined) throw new UsageError('a command is required');
+
+  const usage = commandUsage(command);
+  let parsed: { positionals: string[]; values: Record<string, string | boolean | undefined> };
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: COMMANDS[command].options });
+  } catch (err) {
+    // node:util reports unknown options and missing values with ERR_PARSE_ARGS_* codes.
+    throw new UsageError(err instanceof Error ? err.message.split('. ')[0] : String(err), usage);
+  }
+  const extra = parsed.positionals.slice(1);
+  if (extra.length > 0) throw new UsageError(`unexpected argument: ${extra[0]}`, usage);
+  return { command, values: parsed.values as Record<string, string | undefined> };
+}
+
+function required(values: Record<string, string | boolean | undefined>, name: string, usage: string): string {
   const v = values[name];
-  if (typeof v !== 'string' || v.trim() === '') throw new UsageError(`--${name} is required`);
+  if (typeof v !== 'string' || v.trim() === '') throw new UsageError(`--${name} is required`, usage);
   return v.trim();
 }
 
-function identity(values: Record<string, string | boolean | undefined>): { account: string; email: string } {
-  const account = required(values, 'account');
-  const email = required(values, 'email');
+async function identity(
+  values: Record<string, string | boolean | undefined>,
+  usage: string,
+): Promise<{ account: string; email: string }> {
+  const account = required(values, 'account', usage);
+  const email = required(values, 'email', usage);
   if (!SLUG.test(account))
-    throw new UsageError('--account must be 2-63 of a-z, 0-9 and -, starting with a letter or digit');
-  if (!isEmail(email)) throw new UsageError('--email must be a valid email address');
+    throw new UsageError('--account must be 2-63 of a-z, 0-9 and -, starting with a letter or digit', usage);
+  const { isEmail } = await import('class-validator');
+  if (!isEmail(email)) throw new UsageError('--email must be a valid email address', usage);
   return { account, email };
+}
+
+/** The application is loaded only for a command that needs it, so help and version answer at once. */
+async function application() {
+  const [{ NestFactory }, { AppModule }] = await Promise.all([
+    import('@nestjs/core'),
+    import('./app.module.js'),
+  ]);
+  return { NestFactory, AppModule };
 }
 
 async function withContext<T>(
   config: AppConfig,
-  work: (app: Awaited<ReturnType<typeof NestFactory.createApplicationContext>>) => Promise<T>,
+  work: (app: INestApplicationContext) => Promise<T>,
 ): Promise<T> {
+  const { NestFactory, AppModule } = await application();
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), {
     logger: ['error'],
     abortOnError: false,
@@ -57,6 +189,8 @@ async function openapi(
   config: AppConfig,
   values: Record<string, string | boolean | undefined>,
 ): Promise<string> {
+  const { NestFactory, AppModule } = await application();
+  const { buildOpenApiDocument } = await import('./core/http/openapi.js');
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     preview: true,
     logger: false,
@@ -78,35 +212,32 @@ async function openapi(
 }
 
 async function run(argv: string[]): Promise<string> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      account: { type: 'string' },
-      email: { type: 'string' },
-      write: { type: 'string' },
-      check: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  const [command, ...rest] = positionals;
-  if (values.help || !command) throw new UsageError('');
-  if (rest.length > 0) throw new UsageError(`unexpected argument: ${rest[0]}`);
+  const parsed = parse(argv);
+  if (parsed instanceof Help) return parsed.text;
+  const { command, values } = parsed;
 
+  const { AppConfig } = await import('./core/config/app-config.js');
+  const { loadConfig } = await import('./core/lifecycle.js');
   switch (command) {
     case 'bootstrap': {
-      const { account, email } = identity(values);
+      const { account, email } = await identity(values, commandUsage(command));
+      const { AccountsService } = await import('./modules/users/accounts.service.js');
       return withContext(loadConfig('cli'), async (app) =>
         JSON.stringify(await app.get(AccountsService).bootstrap(account, email)),
       );
     }
     case 'token': {
-      const { account, email } = identity(values);
+      const { account, email } = await identity(values, commandUsage(command));
+      const { AccountsService } = await import('./modules/users/accounts.service.js');
       return withContext(loadConfig('cli'), async (app) =>
         JSON.stringify(await app.get(AccountsService).token(account, email)),
       );
     }
     case 'migrate': {
+      const [{ DataSource }, { migrate }] = await Promise.all([
+        import('typeorm'),
+        import('./core/database/migrator.js'),
+      ]);
       const config = new AppConfig('cli', { ...process.env, MIGRATIONS_RUN: 'false' });
       return withContext(config, async (app) => {
         const applied = await migrate(app.get(DataSource), { lock: !config.embedded });
@@ -132,7 +263,7 @@ run(process.argv.slice(2))
   .then((line) => finish(process.stdout, `${line}\n`, 0))
   .catch((err: unknown) => {
     if (err instanceof UsageError) {
-      finish(process.stderr, `${err.message ? `error: ${err.message}\n` : ''}${USAGE}\n`, 2);
+      finish(process.stderr, `error: ${err.message}\n\n${err.usage}\n`, 2);
       return;
     }
     const message = err instanceof Error ? err.message : String(err);

@@ -90,7 +90,7 @@ describe('audit log', () => {
         .set(admin())
         .send({
           name: 'Auditors',
-          policies: [{ resourceType: 'Global', actions: ['AuditLogManage'], resources: ['*'] }],
+          policies: [{ resourceType: 'Global', actions: ['AuditLogManage'], resources: ['All'] }],
         });
       expect(role.status).toBe(200);
       expect(

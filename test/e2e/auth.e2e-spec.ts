@@ -19,6 +19,11 @@ describe('authentication', () => {
         route: `${op.method} ${op.path}`,
         status: 401,
       });
+      // The challenge of RFC 9110 section 11.6.1 (and RFC 7644 section 2), on the Platform API and SCIM alike.
+      expect({ route: `${op.method} ${op.path}`, challenge: res.headers['www-authenticate'] }).toEqual({
+        route: `${op.method} ${op.path}`,
+        challenge: 'Bearer realm="api"',
+      });
       // SCIM answers in its own error schema (RFC 7644 section 3.12).
       if (op.path.startsWith('/api/scim/v2/')) expect(res.body).toMatchObject({ status: '401' });
       else expectErrorShape(res.body, 401, 'unauthorized');
@@ -36,17 +41,35 @@ describe('authentication', () => {
     expect((await t.http().get('/docs')).status).toBe(200);
   });
 
+  // RFC 6750 section 3.1: `error="invalid_token"` only when a token was sent and refused.
+  const BARE = 'Bearer realm="api"';
+  const INVALID = 'Bearer realm="api", error="invalid_token"';
   it.each([
-    ['no scheme', (tok: string) => tok],
-    ['unknown scheme', (tok: string) => `Token ${tok}`],
-    ['basic', () => 'Basic dXNlcjpwYXNz'],
-    ['empty bearer', () => 'Bearer '],
-    ['unknown token', () => 'Bearer pat_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'],
-    ['garbage token', () => 'Bearer ../../etc/passwd'],
-  ])('rejects a malformed or unknown credential (%s) with 401', async (_, header) => {
-    const res = await t.http().get('/api/v1/users/me').set('Authorization', header(t.admin.token));
-    expect(res.status).toBe(401);
-    expectErrorShape(res.body, 401, 'unauthorized');
+    ['no scheme', (tok: string) => tok, BARE],
+    ['unknown scheme', (tok: string) => `Token ${tok}`, BARE],
+    ['basic', () => 'Basic dXNlcjpwYXNz', BARE],
+    ['empty bearer', () => 'Bearer ', BARE],
+    ['unknown token', () => 'Bearer pat_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', INVALID],
+    ['unknown token as Api-Key', () => 'Api-Key pat_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', INVALID],
+    ['garbage token', () => 'Bearer ../../etc/passwd', INVALID],
+  ])(
+    'rejects a malformed or unknown credential (%s) with 401 and a challenge',
+    async (_, header, challenge) => {
+      const res = await t.http().get('/api/v1/users/me').set('Authorization', header(t.admin.token));
+      expect(res.status).toBe(401);
+      expectErrorShape(res.body, 401, 'unauthorized');
+      expect(res.headers['www-authenticate']).toBe(challenge);
+    },
+  );
+
+  it('sends no challenge with answers other than 401', async () => {
+    const ok = await t.http().get('/api/v1/users/me').set(bearer(t.admin.token));
+    expect(ok.status).toBe(200);
+    expect(ok.headers['www-authenticate']).toBeUndefined();
+    const viewer = await newUser(t, t.admin, { defaultRoles: ['Viewer'] });
+    const forbidden = await t.http().get('/api/v1/roles').set(bearer(viewer.token));
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.headers['www-authenticate']).toBeUndefined();
   });
 
   it('accepts the same token as Bearer and as Api-Key, on every prefix', async () => {

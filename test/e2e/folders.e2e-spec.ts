@@ -201,7 +201,7 @@ describe('folders', () => {
     it('is 404 for a parent or deployment of another account, or a parent of another deployment', async () => {
       const theirParent = await post({ name: 'X', parentId: otherFolderId });
       expect(theirParent.status).toBe(404);
-      expectErrorShape(theirParent.body, 404, 'not_found');
+      expectErrorShape(theirParent.body, 404, 'folder_not_found');
       const theirDeployment = await post({ name: 'X' }, t.admin, otherDeploymentId);
       expect(theirDeployment.status).toBe(404);
       expectErrorShape(theirDeployment.body, 404, 'deployment_not_found');
@@ -331,7 +331,7 @@ describe('folders', () => {
     it('is 404 for another account’s folder, 400 for bad ids', async () => {
       const res = await ancestors(otherFolderId);
       expect(res.status).toBe(404);
-      expectErrorShape(res.body, 404, 'not_found');
+      expectErrorShape(res.body, 404, 'folder_not_found');
       for (const id of BAD_IDS) {
         const bad = await t.http().get(`${base()}/folders/${id}/ancestors`).set(bearer(t.admin.token));
         expect(bad.status).toBe(400);
@@ -490,7 +490,7 @@ describe('folders', () => {
       expect((await list({ parentId: hidden.id }, reader)).status).toBe(404);
       const res = await ancestors(hidden.id, reader);
       expect(res.status).toBe(404);
-      expectErrorShape(res.body, 404, 'not_found');
+      expectErrorShape(res.body, 404, 'folder_not_found');
       const rename = await t
         .http()
         .put(`${base()}/folders/${hidden.id}`)

@@ -326,7 +326,7 @@ describe('groups', () => {
         .http()
         .put(`${GROUPS}/${g.id}/policies`)
         .set(admin())
-        .send({ policies: [{ resourceType: 'Global', actions: ['PlaygroundRead'], resources: ['*'] }] });
+        .send({ policies: [{ resourceType: 'Global', actions: ['PlaygroundRead'], resources: ['All'] }] });
       expect(grant.status).toBe(200);
 
       await new Promise((r) => setTimeout(r, 5));
@@ -442,7 +442,7 @@ describe('groups', () => {
         .http()
         .put(`${GROUPS}/${g.id}/policies`)
         .set(admin())
-        .send({ policies: [{ resourceType: 'Global', actions: ['PlaygroundRead'], resources: ['*'] }] });
+        .send({ policies: [{ resourceType: 'Global', actions: ['PlaygroundRead'], resources: ['All'] }] });
       expect(grant.status).toBe(200);
 
       const res = await t.http().delete(`${GROUPS}/${g.id}`).set(admin());
@@ -639,7 +639,7 @@ describe('groups', () => {
       const g = await createGroup({ name: 'Loses a member' });
       const u = await newUser(t, t.admin);
       expect((await addMember(g.id, u.userId)).status).toBe(204);
-      expect((await t.http().delete(`/api/v1/users/${u.userId}`).set(admin())).status).toBe(200);
+      expect((await t.http().delete(`/api/v1/users/${u.userId}`).set(admin())).status).toBe(204);
       expect(await memberRows(g.id)).toEqual([]);
       expect((await getGroup(g.id)).memberCount).toBe(0);
     });
@@ -719,14 +719,14 @@ describe('groups', () => {
 
     it('replaces the policies and reads them back grouped', async () => {
       const policies: Policy[] = [
-        { resourceType: 'Global', actions: ['PlaygroundRead', 'BillingRead'], resources: ['*'] },
+        { resourceType: 'Global', actions: ['PlaygroundRead', 'BillingRead'], resources: ['All'] },
         { resourceType: 'Deployment', actions: ['DeploymentRead'], resources: [String(deployment)] },
       ];
       const res = await t.http().put(`${GROUPS}/${group.id}/policies`).set(admin()).send({ policies });
       expect(res.status).toBe(200);
       const expected = [
         { resourceType: 'Deployment', actions: ['DeploymentRead'], resources: [String(deployment)] },
-        { resourceType: 'Global', actions: ['BillingRead', 'PlaygroundRead'], resources: ['*'] },
+        { resourceType: 'Global', actions: ['BillingRead', 'PlaygroundRead'], resources: ['All'] },
       ];
       expect(res.body.policies).toEqual(expect.arrayContaining(expected));
       expect(res.body.policies).toHaveLength(2);
@@ -741,7 +741,7 @@ describe('groups', () => {
         .send({ policies: [{ resourceType: 'Global', actions: ['APMRead'], resources: [] }] });
       expect(replaced.status).toBe(200);
       expect(replaced.body.policies).toEqual([
-        { resourceType: 'Global', actions: ['APMRead'], resources: ['*'] },
+        { resourceType: 'Global', actions: ['APMRead'], resources: ['All'] },
       ]);
       const cleared = await t
         .http()
@@ -754,7 +754,7 @@ describe('groups', () => {
     });
 
     it('refuses bad policies with 400 and keeps the old ones', async () => {
-      const keep = [{ resourceType: 'Global', actions: ['AlertsRead'], resources: ['*'] }];
+      const keep = [{ resourceType: 'Global', actions: ['AlertsRead'], resources: ['All'] }];
       expect(
         (await t.http().put(`${GROUPS}/${group.id}/policies`).set(admin()).send({ policies: keep })).status,
       ).toBe(200);
@@ -763,9 +763,12 @@ describe('groups', () => {
         [{}, 'validation_failed'],
         [{ policies: 'all' }, 'validation_failed'],
         [{ policies: [], extra: 1 }, 'validation_failed'],
-        [{ policies: [{ resourceType: 'Global', actions: ['Fly'], resources: ['*'] }] }, 'validation_failed'],
         [
-          { policies: [{ resourceType: 'Nowhere', actions: ['All'], resources: ['*'] }] },
+          { policies: [{ resourceType: 'Global', actions: ['Fly'], resources: ['All'] }] },
+          'validation_failed',
+        ],
+        [
+          { policies: [{ resourceType: 'Nowhere', actions: ['All'], resources: ['All'] }] },
           'validation_failed',
         ],
         [{ policies: [{ resourceType: 'Global', actions: ['All'], resources: ['1'] }] }, 'unknown_resource'],
@@ -809,7 +812,7 @@ describe('groups', () => {
 
     it('keeps one consistent set under parallel replacements', async () => {
       const sets = ['AlertsRead', 'AlertsCreate', 'BillingRead', 'APMRead', 'SqlRunnerRead'].map((a) => [
-        { resourceType: 'Global', actions: [a], resources: ['*'] },
+        { resourceType: 'Global', actions: [a], resources: ['All'] },
       ]);
       const results = await Promise.all(
         sets.map((policies) =>
@@ -832,7 +835,7 @@ describe('groups', () => {
           .http()
           .put(`${GROUPS}/${id}/policies`)
           .set(admin())
-          .send({ policies: [{ resourceType: 'Global', actions: ['All'], resources: ['*'] }] });
+          .send({ policies: [{ resourceType: 'Global', actions: ['All'], resources: ['All'] }] });
         expect(put.status).toBe(404);
         expectErrorShape(put.body, 404, 'group_not_found');
       }
@@ -853,7 +856,7 @@ describe('groups', () => {
 
     it('is 401 without a token and 403 for a non-admin, changing nothing', async () => {
       const before = await t.http().get(`${GROUPS}/${group.id}/policies`).set(admin());
-      const body = { policies: [{ resourceType: 'Global', actions: ['All'], resources: ['*'] }] };
+      const body = { policies: [{ resourceType: 'Global', actions: ['All'], resources: ['All'] }] };
       const anonGet = await t.http().get(`${GROUPS}/${group.id}/policies`);
       expect(anonGet.status).toBe(401);
       expectErrorShape(anonGet.body, 401, 'unauthorized');
@@ -985,7 +988,7 @@ describe('groups', () => {
 
     it('(a) a role with a Global policy: granted on joining, gone on leaving, role removal or group delete', async () => {
       const roleId = await createRole(`Global readers ${member.userId}`, [
-        { resourceType: 'Global', actions: ['DeploymentRead'], resources: ['*'] },
+        { resourceType: 'Global', actions: ['DeploymentRead'], resources: ['All'] },
       ]);
       expect((await t.http().put(`/api/v1/roles/${roleId}/groups/${group.id}`).set(admin())).status).toBe(
         204,
@@ -1002,7 +1005,7 @@ describe('groups', () => {
       expect(me.body.userPolicies).toContainEqual({
         resourceType: 'Global',
         actions: ['DeploymentRead'],
-        resources: ['*'],
+        resources: ['All'],
       });
       // Held through the group, not as a direct assignment.
       expect(await t.sql(`SELECT 1 FROM user_roles WHERE user_id = $1`, [member.userId])).toHaveLength(0);
@@ -1034,7 +1037,7 @@ describe('groups', () => {
         .http()
         .put(`${GROUPS}/${group.id}/policies`)
         .set(admin())
-        .send({ policies: [{ resourceType: 'Global', actions: ['DeploymentCreate'], resources: ['*'] }] });
+        .send({ policies: [{ resourceType: 'Global', actions: ['DeploymentCreate'], resources: ['All'] }] });
       expect(grant.status).toBe(200);
 
       const before = await create();
@@ -1062,7 +1065,9 @@ describe('groups', () => {
             .http()
             .put(`${GROUPS}/${group.id}/policies`)
             .set(admin())
-            .send({ policies: [{ resourceType: 'Global', actions: ['DeploymentCreate'], resources: ['*'] }] })
+            .send({
+              policies: [{ resourceType: 'Global', actions: ['DeploymentCreate'], resources: ['All'] }],
+            })
         ).status,
       ).toBe(200);
       expect((await create()).status).toBe(200);
@@ -1080,7 +1085,7 @@ describe('groups', () => {
         .set(admin())
         .send({
           policies: [
-            { resourceType: 'Global', actions: ['DeploymentCreate'], resources: ['*'] },
+            { resourceType: 'Global', actions: ['DeploymentCreate'], resources: ['All'] },
             { resourceType: 'Deployment', actions: ['DeploymentRead'], resources: [String(granted)] },
           ],
         });
@@ -1091,7 +1096,7 @@ describe('groups', () => {
       // userPolicies are the caller's effective policies: what their groups grant is part of them.
       expect(me.body.userPolicies).toEqual(
         expect.arrayContaining([
-          { resourceType: 'Global', actions: ['DeploymentCreate'], resources: ['*'] },
+          { resourceType: 'Global', actions: ['DeploymentCreate'], resources: ['All'] },
           { resourceType: 'Deployment', actions: ['DeploymentRead'], resources: [String(granted)] },
         ]),
       );
@@ -1176,7 +1181,7 @@ describe('groups', () => {
         .http()
         .put(`${GROUPS}/${group.id}/policies`)
         .set(admin())
-        .send({ policies: [{ resourceType: 'Global', actions: ['All'], resources: ['*'] }] });
+        .send({ policies: [{ resourceType: 'Global', actions: ['All'], resources: ['All'] }] });
       expect(grant.status).toBe(200);
       expect((await t.http().get(GROUPS).set(bearer(member.token))).status).toBe(403);
       expect((await addMember(group.id, member.userId)).status).toBe(204);
@@ -1192,7 +1197,7 @@ describe('groups', () => {
         .http()
         .put(`${GROUPS}/${group.id}/policies`)
         .set(admin())
-        .send({ policies: [{ resourceType: 'Global', actions: ['DeploymentRead'], resources: ['*'] }] });
+        .send({ policies: [{ resourceType: 'Global', actions: ['DeploymentRead'], resources: ['All'] }] });
       expect(grant.status).toBe(200);
       expect((await addMember(group.id, member.userId)).status).toBe(204);
       expect((await list()).status).toBe(200);
@@ -1206,7 +1211,7 @@ describe('groups', () => {
         .http()
         .put(`${GROUPS}/${group.id}/policies`)
         .set(admin())
-        .send({ policies: [{ resourceType: 'Global', actions: ['DeploymentRead'], resources: ['*'] }] });
+        .send({ policies: [{ resourceType: 'Global', actions: ['DeploymentRead'], resources: ['All'] }] });
       expect(grant.status).toBe(200);
       expect((await addMember(group.id, member.userId)).status).toBe(204);
       expect((await list()).status).toBe(200);

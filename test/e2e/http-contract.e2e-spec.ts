@@ -4,9 +4,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { OpenApiDocument } from '../../src/core/http/openapi-document.js';
 import { bearer, expectErrorShape, startApp, type TestApp } from '../support/app.js';
-import { operations } from '../support/routes.js';
 
 describe('HTTP contract', () => {
   let t: TestApp;
@@ -121,44 +119,6 @@ describe('HTTP contract', () => {
     },
   );
 
-  it('never answers 500 to garbage on any route', async () => {
-    const garbage: unknown[] = [
-      {},
-      { name: 123, email: {}, policies: 'x', first: 'y', resources: [[]] },
-      { name: 'x'.repeat(5000), templateVariables: [1], settings: 'no', expiresAt: 'yesterday' },
-      { policies: [{ resourceType: 'Deployment', actions: ['Nope'], resources: ['abc'] }] },
-      { policies: [{ resourceType: 'Report', actions: ['ReportRead'], resources: ['99999'] }] },
-    ];
-    const ids = ['1', 'abc', '99999999999', '0'];
-    const queries = [
-      '',
-      '?first=abc',
-      '?first=0',
-      '?first=100000',
-      '?after=%%%',
-      '?after=WzFd&limit=3',
-      '?limit=-1',
-      '?search=%25_%5C',
-    ];
-    const failures: string[] = [];
-    for (const op of operations(t.app.get(OpenApiDocument).get())) {
-      if (op.path === '/api/v1/users/{id}' && op.method === 'delete') continue; // would delete the admin's peers; covered elsewhere
-      for (const id of ids) {
-        for (const query of op.method === 'get' ? queries : ['']) {
-          for (const body of op.method === 'get' ? [undefined] : garbage) {
-            const req = t
-              .http()
-              [op.method](op.concrete(id) + query)
-              .set(bearer(t.admin.token));
-            const res = body === undefined ? await req : await req.send(body as object);
-            if (res.status >= 500) failures.push(`${op.method} ${op.concrete(id)}${query} -> ${res.status}`);
-          }
-        }
-      }
-    }
-    expect(failures).toEqual([]);
-  });
-
   it('gives every response a request id, echoing a well-formed one', async () => {
     const own = await t
       .http()
@@ -188,40 +148,10 @@ describe('HTTP contract', () => {
   });
 });
 
-describe('rate limiting', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp({ RATE_LIMIT_MAX: '5', RATE_LIMIT_WINDOW_SECONDS: '60' });
-  });
-  afterAll(() => t.close());
-
-  it('limits per token with standard headers and 429 + Retry-After', async () => {
-    const responses = [];
-    for (let i = 0; i < 6; i++)
-      responses.push(await t.http().get('/api/v1/users/me').set(bearer(t.admin.token)));
-    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 429]);
-    const last = responses[5];
-    expect(last.headers['retry-after']).toMatch(/^\d+$/);
-    expect(last.headers['ratelimit']).toContain('r=0');
-    expect(last.headers['ratelimit-policy']).toContain('q=5');
-    expectErrorShape(last.body, 429, 'rate_limited');
-  });
-
-  it('counts each token on its own', async () => {
-    const { token } = await t.app
-      .get((await import('../../src/modules/users/accounts.service.js')).AccountsService)
-      .token('acme', 'admin@acme.test');
-    expect((await t.http().get('/api/v1/users/me').set(bearer(token))).status).toBe(200);
-  });
-
-  it('does not limit the probes', async () => {
-    for (let i = 0; i < 8; i++) expect((await t.http().get('/health/live')).status).toBe(200);
-  });
-});
-
 describe('HTTPS enforcement', () => {
   it('refuses plain HTTP when HTTPS is required, but not for the probes', async () => {
-    const t = await startApp({ NODE_ENV: 'production', ALLOW_HTTP: 'false' });
+    // The trusted proxy is not the client: the client's requests count as plain HTTP.
+    const t = await startApp({ NODE_ENV: 'production', ALLOW_HTTP: 'false', TRUST_PROXY: '192.0.2.1' });
     try {
       const res = await t.http().get('/api/v1/users/me').set(bearer(t.admin.token));
       expect(res.status).toBe(403);

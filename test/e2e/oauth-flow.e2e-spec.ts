@@ -82,7 +82,7 @@ describe('per-user OAuth tokens and the authorization-code flow', () => {
       .http()
       .post('/api/v1/roles')
       .set(bearer(admin.token))
-      .send({ name: uid('role'), policies: [{ resourceType: 'Global', actions, resources: ['*'] }] });
+      .send({ name: uid('role'), policies: [{ resourceType: 'Global', actions, resources: ['All'] }] });
     if (role.status !== 200) throw new Error(`role: ${role.status} ${JSON.stringify(role.body)}`);
     await t.http().put(`/api/v1/roles/${role.body.id}/users/${user.userId}`).set(bearer(admin.token));
     return user;
@@ -629,13 +629,13 @@ describe('per-user OAuth tokens and the authorization-code flow', () => {
   });
 
   describe('DELETE /api/v1/user-oauth-tokens/{integrationId}', () => {
-    it('forgets the caller’s token and pending authorizations (200 {success: true}), then 404', async () => {
+    it('forgets the caller’s token and pending authorizations (204), then 404', async () => {
       const user = await userWith(t.admin, ['OAuthIntegrationsIssueTokens']);
       expect((await connect(user)).res.status).toBe(200);
       const pending = await initiateOk(user);
       const res = await t.http().delete(`${TOKENS}/${integrationId}`).set(bearer(user.token));
-      expect(res.status).toBe(200);
-      expect(res.body).toEqual({ success: true });
+      expect(res.status).toBe(204);
+      expect(res.text).toBe('');
       expect(await tokenRow(user.userId)).toBeUndefined();
       expect(await stateCount(user.userId)).toBe(0);
       const location = await authorize(pending.authorizationUrl);
@@ -670,7 +670,7 @@ describe('per-user OAuth tokens and the authorization-code flow', () => {
       expect((await connect(user)).res.status).toBe(200);
       await initiateOk(user);
       const res = await t.http().delete(`/api/v1/users/${user.userId}`).set(bearer(t.admin.token));
-      expect(res.status).toBe(200);
+      expect(res.status).toBe(204);
       expect(await t.sql(`SELECT 1 FROM user_oauth_tokens WHERE user_id = $1`, [user.userId])).toEqual([]);
       expect(await stateCount(user.userId)).toBe(0);
     });

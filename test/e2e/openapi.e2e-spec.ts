@@ -4,6 +4,7 @@ import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { PATH_METADATA } from '@nestjs/common/constants.js';
 import { ACCESS_METADATA } from '../../src/core/auth/access.decorators.js';
 import { OpenApiDocument } from '../../src/core/http/openapi-document.js';
+import { API_TAGS } from '../../src/core/http/openapi-tags.js';
 import { bearer, startApp, type TestApp } from '../support/app.js';
 import { operations } from '../support/routes.js';
 
@@ -46,7 +47,7 @@ describe('OpenAPI document and Swagger UI', () => {
       expect({ where, id: typeof op.operationId }).toEqual({ where, id: 'string' });
       expect({ where, tags: (op.op.tags as string[]).length > 0 }).toEqual({ where, tags: true });
       const expected = PUBLIC_PATHS.has(op.path)
-        ? undefined
+        ? [{}]
         : EMBED_TOKEN_ROUTES.has(where)
           ? [{ embedToken: [] }]
           : [{ bearer: [] }, { apiKey: [] }];
@@ -72,6 +73,37 @@ describe('OpenAPI document and Swagger UI', () => {
         });
       }
     }
+  });
+
+  it('lists its tags once, described, in the declared order, and files every operation under exactly one', () => {
+    const doc = t.app.get(OpenApiDocument).get();
+    expect(doc.tags?.map((tag) => tag.name)).toEqual(API_TAGS.map((tag) => tag.name));
+    for (const tag of doc.tags ?? [])
+      expect({ tag: tag.name, described: Boolean(tag.description) }).toEqual({
+        tag: tag.name,
+        described: true,
+      });
+    const used = new Set<string>();
+    for (const op of operations(doc)) {
+      const where = `${op.method} ${op.path}`;
+      const tags = op.op.tags as string[];
+      expect({ where, tags: tags.length }).toEqual({ where, tags: 1 });
+      expect({ where, declared: API_TAGS.some((tag) => tag.name === tags[0]) }).toEqual({
+        where,
+        declared: true,
+      });
+      used.add(tags[0]);
+    }
+    expect(API_TAGS.map((tag) => tag.name).filter((name) => !used.has(name))).toEqual([]);
+  });
+
+  it('claims a JWT only for the embed token, and names the server relative to itself', () => {
+    const doc = t.app.get(OpenApiDocument).get();
+    const schemes = doc.components?.securitySchemes as Record<string, { bearerFormat?: string }>;
+    expect(schemes.bearer.bearerFormat).toBeUndefined();
+    expect(schemes.apiKey.bearerFormat).toBeUndefined();
+    expect(schemes.embedToken.bearerFormat).toBe('JWT');
+    expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);
   });
 
   it('is committed and up to date (run `npm run openapi` after changing the contract)', () => {

@@ -503,7 +503,7 @@ describe('report placements (connect, disconnect, refresh)', () => {
           await refresh(other.id, { placementId: 'x' }, reader),
         ]) {
           expect(res.status).toBe(404);
-          expectErrorShape(res.body, 404, 'not_found');
+          expectErrorShape(res.body, 404, 'report_not_found');
         }
         expect(await placementRows(other.id)).toHaveLength(0);
       });
@@ -1228,13 +1228,14 @@ describe('report placements (connect, disconnect, refresh)', () => {
 
       it("answers 404 for another account's report, and leaves it alone", async () => {
         const before = await placementRows(globexReport.id);
-        for (const res of [
-          await call(globexReport.id, t.admin, globexDeploymentId),
-          await call(globexReport.id, t.admin, deploymentId),
-          await call(globexReport.id, viewer, globexDeploymentId),
-        ]) {
+        // Under the other account's deployment it is the deployment that is missing.
+        for (const [res, code] of [
+          [await call(globexReport.id, t.admin, globexDeploymentId), 'deployment_not_found'],
+          [await call(globexReport.id, t.admin, deploymentId), 'report_not_found'],
+          [await call(globexReport.id, viewer, globexDeploymentId), 'deployment_not_found'],
+        ] as const) {
           expect(res.status).toBe(404);
-          expectErrorShape(res.body, 404, 'not_found');
+          expectErrorShape(res.body, 404, code);
         }
         expect(await placementRows(globexReport.id)).toEqual(before);
       });
@@ -1242,7 +1243,7 @@ describe('report placements (connect, disconnect, refresh)', () => {
       it('answers 404 for a report of another deployment of the same account, and leaves it alone', async () => {
         const res = await call(otherDeploymentReport.id, t.admin, deploymentId);
         expect(res.status).toBe(404);
-        expectErrorShape(res.body, 404, 'not_found');
+        expectErrorShape(res.body, 404, 'report_not_found');
         const wrongDeployment = await call(r.id, t.admin, otherDeploymentId);
         expect(wrongDeployment.status).toBe(404);
         expect(await placementRows(otherDeploymentReport.id)).toHaveLength(0);
@@ -1251,7 +1252,7 @@ describe('report placements (connect, disconnect, refresh)', () => {
       it('answers 404 for a report that does not exist', async () => {
         const res = await call(2_000_000_000, t.admin, deploymentId);
         expect(res.status).toBe(404);
-        expectErrorShape(res.body, 404, 'not_found');
+        expectErrorShape(res.body, 404, 'report_not_found');
       });
 
       it.each(BAD_IDS)('answers 400 for the bad id %j (report or deployment)', async (bad) => {

@@ -1,10 +1,12 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { createTestDatabase, dropTestDatabase, REDIS_URL } from '../support/database.js';
+import { waitFor } from '../support/factories.js';
 import { freePort, startProcess, type Proc } from '../support/process.js';
 
 const run = promisify(execFile);
@@ -154,6 +156,170 @@ describe('the API process on PostgreSQL and Redis', () => {
     expect(await proc.exit).toBe(0);
     expect(proc.output()).toContain('SIGTERM received');
   });
+});
+
+/** A request on `agent` (keep-alive), with the status and the `Connection` header of its answer. */
+function keepAliveGet(
+  agent: http.Agent,
+  port: number,
+  url: string,
+  token: string,
+): Promise<{ status: number; connection: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(
+      { host: '127.0.0.1', port, path: url, agent, headers: { Authorization: `Bearer ${token}` } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection }));
+      },
+    );
+    req.on('error', reject);
+  });
+}
+
+/** Resolves once nothing accepts connections on `port`. */
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
+}
+
+describe('graceful shutdown with keep-alive clients', () => {
+  let db: { name: string; url: string };
+  let token: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const { stdout } = await run(
+      process.execPath,
+      ['dist/src/cli.js', 'bootstrap', '--account', 'acme', '--email', 'a@acme.test'],
+      { env: { ...process.env, DATABASE_URL: db.url } },
+    );
+    token = JSON.parse(stdout).token;
+  });
+  afterAll(() => dropTestDatabase(db.name));
+
+  it('on SIGTERM closes kept-alive connections, answers in-flight requests with Connection: close, exits 0', async () => {
+    const port = await freePort();
+    const proc = startProcess(MAIN, {
+      DATABASE_URL: db.url,
+      REDIS_URL,
+      QUEUE_PREFIX: `k${port}`,
+      PORT: String(port),
+      NODE_ENV: 'development',
+      SHUTDOWN_TIMEOUT_MS: '30000',
+    });
+    try {
+      await proc.waitFor(/listening on/);
+      const idle = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const busy = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      // Two kept-alive connections: one stays idle, the other carries a request in flight.
+      expect((await keepAliveGet(idle, port, '/api/v1/users/me', token)).connection).toBe('keep-alive');
+      expect((await keepAliveGet(busy, port, '/api/v1/users/me', token)).connection).toBe('keep-alive');
+      const busySockets = new Set<object>(Object.values(busy.freeSockets).flatMap((l) => l ?? []));
+      const reused = (socket: object) => busySockets.has(socket);
+      let idleClosed = false;
+      for (const sockets of Object.values(idle.freeSockets)) {
+        for (const socket of sockets ?? []) socket.once('close', () => (idleClosed = true));
+      }
+
+      // On the busy client's kept-alive connection, a request whose body is still arriving when
+      // the signal comes.
+      let sent!: () => void;
+      let onKeptAlive = false;
+      const written = new Promise<void>((resolve) => (sent = resolve));
+      const inFlight = new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+        const req = http.request(
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'POST',
+            path: '/api/v1/api-keys',
+            agent: busy,
+            headers: {
+              Authorization: `Bearer ${token}`,
+              'Content-Type': 'application/json',
+              'Content-Length': 15,
+            },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection }));
+          },
+        );
+        req.on('error', reject);
+        req.on('socket', (socket) => (onKeptAlive = reused(socket)));
+        req.write('{"name":', () => sent());
+        void proc.waitFor(/SIGTERM received/).then(() => req.end('"late"}'));
+      });
+      await written;
+      // A full round trip on another connection after the partial request went out: the server
+      // has it.
+      expect((await keepAliveGet(new http.Agent(), port, '/api/v1/users/me', token)).status).toBe(200);
+      const started = Date.now();
+      proc.child.kill('SIGTERM');
+      await proc.waitFor(/SIGTERM received/);
+
+      expect(await inFlight).toEqual({ status: 200, connection: 'close' });
+      expect(onKeptAlive).toBe(true);
+      expect(await proc.exit).toBe(0);
+      // Well before SHUTDOWN_TIMEOUT_MS: nothing waited for a connection to time out.
+      expect(Date.now() - started).toBeLessThan(15_000);
+      expect(idleClosed).toBe(true);
+      expect(await portIsFree(port)).toBe(true);
+      // The busy client's next request finds nothing listening.
+      await expect(keepAliveGet(busy, port, '/api/v1/users/me', token)).rejects.toMatchObject({
+        code: 'ECONNREFUSED',
+      });
+      idle.destroy();
+      busy.destroy();
+    } finally {
+      if (proc.child.exitCode === null) proc.child.kill('SIGKILL');
+    }
+  }, 90_000);
+
+  it('`npm start` is stopped by SIGTERM to the npm process: the server exits and frees its port', async () => {
+    const port = await freePort();
+    const child = spawn('npm', ['start', '--silent'], {
+      env: {
+        ...process.env,
+        DATABASE_URL: db.url,
+        REDIS_URL,
+        QUEUE_PREFIX: `n${port}`,
+        PORT: String(port),
+        NODE_ENV: 'development',
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    try {
+      const listening = await waitFor(
+        () => Promise.resolve(out),
+        (o) => /listening on/.test(o) || child.exitCode !== null,
+        120_000,
+        100,
+      );
+      expect(listening).toMatch(/listening on/);
+      expect(await portIsFree(port)).toBe(false);
+
+      child.kill('SIGTERM');
+      await exited;
+      expect(out).toContain('SIGTERM received');
+      // The server went with npm: nothing holds the port any more.
+      expect(await portIsFree(port)).toBe(true);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  }, 150_000);
 });
 
 describe('the embedded default (no DATABASE_URL, no REDIS_URL)', () => {

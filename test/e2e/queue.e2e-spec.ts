@@ -1,65 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { Client } from 'pg';
+import { OutboxRelay } from '../../src/core/queue/outbox.relay.js';
+import { JobQueue } from '../../src/core/queue/job-queue.service.js';
 import { bearer, expectErrorShape, startApp, type TestApp } from '../support/app.js';
+import { REDIS_URL } from '../support/database.js';
 import { deploymentInput, waitFor } from '../support/factories.js';
-import { freePort } from '../support/process.js';
-
-const REDIS_SERVER = '/usr/bin/redis-server';
+import { freePort, startProcess, type Proc } from '../support/process.js';
+import { RedisProcess } from '../support/redis-process.js';
 
 const deploymentBody = (name: string) => deploymentInput({ name, creationStep: 'project' });
-
-/** A redis-server child process of this test file, on a port of its own. */
-class RedisProcess {
-  private child: ChildProcess | null = null;
-
-  constructor(readonly port: number) {}
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
-  get running(): boolean {
-    return this.child !== null;
-  }
-
-  async start(): Promise<void> {
-    if (this.child) return;
-    const child = spawn(
-      REDIS_SERVER,
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    this.child = child;
-    await new Promise<void>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 10_000);
-      child.stdout.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        if (out.includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`redis-server exited with ${code}: ${out}`));
-      });
-    });
-    child.stdout.resume();
-    child.stderr.resume();
-  }
-
-  /** Kills the server abruptly (SIGKILL) and waits until it is gone. */
-  async kill(): Promise<void> {
-    const child = this.child;
-    if (!child) return;
-    this.child = null;
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise<void>((resolve) => {
-      child.once('exit', () => resolve());
-      child.kill('SIGKILL');
-    });
-  }
-}
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout;
@@ -104,6 +54,30 @@ async function recordUndispatchedBuild(t: TestApp, deploymentId: number, account
   );
   return build.id;
 }
+
+/** A build of `deploymentId` left `running` by a worker that died: its lease ran out. */
+async function recordAbandonedBuild(
+  t: TestApp,
+  deploymentId: number,
+  accountId: number,
+  attempts: number,
+): Promise<number> {
+  const [build] = await t.sql<{ id: number }>(
+    `INSERT INTO deployment_builds (account_id, deployment_id, branch, status, trigger, started_at, lease_until, attempts)
+     VALUES ($1, $2, 'master', 'running', 'test', now() - interval '10 minutes', now() - interval '1 second', $3)
+     RETURNING id`,
+    [accountId, deploymentId, attempts],
+  );
+  return build.id;
+}
+
+const buildRow = async (t: TestApp, buildId: number) =>
+  (
+    await t.sql<{ status: string; attempts: number; error: string | null; lease_until: Date | null }>(
+      `SELECT status, attempts, error, lease_until FROM deployment_builds WHERE id = $1`,
+      [buildId],
+    )
+  )[0];
 
 describe('job queue', () => {
   describe('with Redis that goes away and comes back', () => {
@@ -447,5 +421,239 @@ describe('job queue', () => {
         ).status,
       ).toBe('done');
     });
+    it('re-queues a build left running past its lease (its worker died), and completes it', async () => {
+      const [d] = await t.sql<{ id: number }>(`SELECT id FROM deployments ORDER BY id LIMIT 1`);
+      const buildId = await recordAbandonedBuild(t, d.id, t.admin.accountId, 1);
+      // One relay pass re-queues it (the recovery sweep) and hands its new job over.
+      await t.app.get(OutboxRelay).relayOnce();
+      const done = await waitFor(
+        () => buildRow(t, buildId),
+        (b) => b?.status === 'succeeded',
+        10_000,
+      );
+      expect(done).toMatchObject({ status: 'succeeded', attempts: 2, error: null, lease_until: null });
+      const jobs = await waitFor(
+        () =>
+          t.sql<{ status: string }>(`SELECT status FROM job_outbox WHERE payload->>'buildId' = $1`, [
+            String(buildId),
+          ]),
+        (rows) => rows.every((r) => r.status === 'done'),
+        5_000,
+      );
+      expect(jobs).toEqual([{ status: 'done' }]);
+    });
+
+    it('takes over a running build whose lease expired when its job runs again', async () => {
+      const [d] = await t.sql<{ id: number }>(`SELECT id FROM deployments ORDER BY id LIMIT 1`);
+      const buildId = await recordAbandonedBuild(t, d.id, t.admin.accountId, 1);
+      await t.sql(
+        `INSERT INTO job_outbox (queue, name, payload, status, available_at)
+         VALUES ('builds', 'deployment.build', $1, 'pending', now() - interval '1 second')`,
+        [JSON.stringify({ buildId })],
+      );
+      await t.app.get(OutboxRelay).relayOnce();
+      const done = await waitFor(
+        () => buildRow(t, buildId),
+        (b) => b?.status === 'succeeded',
+        10_000,
+      );
+      expect(done).toMatchObject({ status: 'succeeded', attempts: 2, lease_until: null });
+    });
+
+    it('leaves a build a live worker holds alone, and fails one whose workers kept dying', async () => {
+      const [d] = await t.sql<{ id: number }>(`SELECT id FROM deployments ORDER BY id LIMIT 1`);
+      const [held] = await t.sql<{ id: number }>(
+        `INSERT INTO deployment_builds (account_id, deployment_id, branch, status, trigger, started_at, lease_until, attempts)
+         VALUES ($1, $2, 'master', 'running', 'test', now(), now() + interval '1 hour', 1) RETURNING id`,
+        [t.admin.accountId, d.id],
+      );
+      const spent = await recordAbandonedBuild(t, d.id, t.admin.accountId, 3);
+      await t.app.get(OutboxRelay).relayOnce();
+      expect(await buildRow(t, held.id)).toMatchObject({ status: 'running', attempts: 1 });
+      expect(await buildRow(t, spent)).toMatchObject({
+        status: 'failed',
+        attempts: 3,
+        error: expect.stringContaining('abandoned'),
+        lease_until: null,
+      });
+    });
+  });
+
+  describe('crash recovery (shared Redis, keys under a prefix of this test only)', () => {
+    const WORKER = path.join(process.env.TEST_DIST_DIR ?? 'dist', 'src/worker.js');
+    let t: TestApp;
+    let redis: Redis;
+    let db: Client;
+    let deploymentId: number;
+    const workers: Proc[] = [];
+
+    /** A worker process (`node dist/src/worker.js`) on this test's database and queue prefix. */
+    async function startWorker(): Promise<Proc> {
+      const worker = startProcess(WORKER, {
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'info',
+        DATABASE_URL: t.databaseUrl,
+        REDIS_URL,
+        QUEUE_PREFIX: t.config.queue.prefix,
+        OUTBOX_RELAY_INTERVAL_MS: '600000',
+      });
+      workers.push(worker);
+      await worker.waitFor(/worker started/, 60_000);
+      return worker;
+    }
+
+    const relay = () => t.app.get(OutboxRelay).relayOnce();
+    const bullKey = (jobId: string) => `${t.config.queue.prefix}:builds:${jobId}`;
+    /** The test's stand-in for time passing: the row's lease runs out now. */
+    const expireOutboxLease = (outboxId: string) =>
+      t.sql(`UPDATE job_outbox SET lease_until = now() - interval '1 second' WHERE id = $1`, [outboxId]);
+    const outboxOf = async (buildId: number) =>
+      (
+        await t.sql<{ id: string; status: string; dispatches: number }>(
+          `SELECT id, status, dispatches FROM job_outbox WHERE payload->>'buildId' = $1 ORDER BY id`,
+          [String(buildId)],
+        )
+      )[0];
+
+    /** Deletes this test's keys only (SCAN under its prefix): other tests share the server. */
+    async function wipeQueueKeys(): Promise<number> {
+      const keys: string[] = [];
+      const stream = redis.scanStream({ match: `${t.config.queue.prefix}:*`, count: 500 });
+      for await (const batch of stream) keys.push(...(batch as string[]));
+      if (keys.length > 0) await redis.del(...keys);
+      return keys.length;
+    }
+
+    beforeAll(async () => {
+      // This process only records and hands over jobs; worker processes run them, and the test
+      // drives the relay itself (its timer is far off).
+      t = await startApp({ RUN_JOBS_IN_PROCESS: 'false', OUTBOX_RELAY_INTERVAL_MS: '600000' });
+      redis = new Redis(REDIS_URL);
+      db = new Client({ connectionString: t.databaseUrl });
+      await db.connect();
+      const res = await t
+        .http()
+        .post('/build/api/v1/deployments')
+        .set(bearer(t.admin.token))
+        .send(deploymentBody('Crash recovery'));
+      expect(res.status).toBe(200);
+      deploymentId = res.body.id;
+    }, 60_000);
+
+    afterAll(async () => {
+      for (const w of workers)
+        if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+      await Promise.all(workers.map((w) => w.exit));
+      if (redis) {
+        await wipeQueueKeys();
+        redis.disconnect();
+      }
+      await db?.end();
+      if (t) await withTimeout(t.close(), 15_000);
+    }, 30_000);
+
+    it('hands a job over again, under a new id, when Redis lost it; keeps one Redis still holds', async () => {
+      const [build] = await t.sql<{ id: number }>(
+        `SELECT id FROM deployment_builds WHERE deployment_id = $1`,
+        [deploymentId],
+      );
+      const row = await outboxOf(build.id);
+      expect(row).toMatchObject({ status: 'dispatched', dispatches: 1 });
+      expect(await redis.exists(bullKey(`outbox-${row.id}`))).toBe(1);
+
+      // Within its lease, or past it while Redis still holds it waiting: nothing is re-sent.
+      expect(await relay()).toBe(0);
+      await expireOutboxLease(row.id);
+      expect(await relay()).toBe(0);
+      expect(await outboxOf(build.id)).toMatchObject({ status: 'dispatched', dispatches: 1 });
+
+      // Redis restarts without its data.
+      expect(await wipeQueueKeys()).toBeGreaterThan(0);
+      await expireOutboxLease(row.id);
+      expect(await relay()).toBe(1);
+      expect(await outboxOf(build.id)).toMatchObject({ status: 'dispatched', dispatches: 2 });
+      expect(await redis.exists(bullKey(`outbox-${row.id}-2`))).toBe(1);
+
+      await startWorker();
+      const done = await waitFor(
+        () => buildRow(t, build.id),
+        (b) => b?.status === 'succeeded',
+        20_000,
+        200,
+      );
+      expect(done).toMatchObject({ status: 'succeeded', attempts: 1, lease_until: null });
+      expect(
+        (
+          await waitFor(
+            () => outboxOf(build.id),
+            (r) => r?.status === 'done',
+            5_000,
+          )
+        ).status,
+      ).toBe('done');
+    }, 90_000);
+
+    it('recovers a build whose worker was killed (kill -9) in the middle of it', async () => {
+      const worker =
+        workers.find((w) => w.child.exitCode === null && w.child.signalCode === null) ??
+        (await startWorker());
+      const buildId = await recordUndispatchedBuild(t, deploymentId, t.admin.accountId);
+      const row = await outboxOf(buildId);
+      // The relay would take the row; the test hands it over itself.
+      await t.sql(`UPDATE job_outbox SET available_at = now() + interval '1 hour' WHERE id = $1`, [row.id]);
+
+      // Hold the build's row, so the worker's claim waits inside the job, deterministically.
+      await db.query('BEGIN');
+      await db.query('SELECT id FROM deployment_builds WHERE id = $1 FOR UPDATE', [buildId]);
+      await t.app.get(JobQueue).dispatch({
+        id: row.id,
+        name: 'deployment.build',
+        payload: { buildId },
+        handover: 1,
+      });
+      const waitingWorker = async () =>
+        (
+          await db.query<{ pid: number }>(
+            `SELECT pid FROM pg_stat_activity
+             WHERE datname = current_database() AND application_name = 'platform-api:worker'
+               AND wait_event_type = 'Lock'`,
+          )
+        ).rows;
+      const blocked = await waitFor(waitingWorker, (rows) => rows.length === 1, 20_000, 100);
+      expect(blocked).toHaveLength(1);
+      const session = blocked[0].pid;
+
+      worker.child.kill('SIGKILL');
+      await worker.exit;
+      await db.query('ROLLBACK');
+      // The dead worker's session runs its waiting statement, then ends once PostgreSQL notices
+      // the client is gone. Whether its claim got in first does not matter: the build is then
+      // `queued`, or `running` under a lease nobody renews.
+      const gone = await waitFor(
+        async () => (await db.query(`SELECT pid FROM pg_stat_activity WHERE pid = $1`, [session])).rows,
+        (rows) => rows.length === 0,
+        20_000,
+        100,
+      );
+      expect(gone).toEqual([]);
+      expect(['queued', 'running']).toContain((await buildRow(t, buildId)).status);
+
+      // Time passes: every lease the dead worker held runs out. A new worker and one relay pass
+      // finish the build.
+      await t.sql(
+        `UPDATE deployment_builds SET lease_until = now() - interval '1 second' WHERE id = $1 AND status = 'running'`,
+        [buildId],
+      );
+      await expireOutboxLease(row.id);
+      await startWorker();
+      expect(await relay()).toBeGreaterThanOrEqual(1);
+      const done = await waitFor(
+        () => buildRow(t, buildId),
+        (b) => b?.status === 'succeeded',
+        20_000,
+        200,
+      );
+      expect(done).toMatchObject({ status: 'succeeded', lease_until: null });
+    }, 120_000);
   });
 });

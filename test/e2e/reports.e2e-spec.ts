@@ -555,7 +555,7 @@ describe('reports', () => {
       for (const dep of [globexDeploymentId, 2_000_000_000]) {
         const res = await list({}, t.admin, dep);
         expect(res.status).toBe(404);
-        expectErrorShape(res.body, 404, 'not_found');
+        expectErrorShape(res.body, 404, 'deployment_not_found');
       }
     });
   });
@@ -659,10 +659,14 @@ describe('reports', () => {
     it('answers 404 for a folder or workbook of another deployment', async () => {
       const folder = await insertFolder(t, t.admin, otherDeploymentId, 'Elsewhere');
       const workbook = await insertWorkbook(t, t.admin, otherDeploymentId, 'Elsewhere');
-      for (const body of [{ folderId: folder }, { workbookId: workbook }, { folderId: 2_000_000_000 }]) {
+      for (const [body, code] of [
+        [{ folderId: folder }, 'folder_not_found'],
+        [{ workbookId: workbook }, 'workbook_not_found'],
+        [{ folderId: 2_000_000_000 }, 'folder_not_found'],
+      ] as const) {
         const res = await create(body);
         expect(res.status).toBe(404);
-        expectErrorShape(res.body, 404, 'not_found');
+        expectErrorShape(res.body, 404, code);
       }
     });
   });
@@ -762,8 +766,8 @@ describe('reports', () => {
         { resourceType: 'Report', resources: [String(r.id)], actions: ['ReportRead'] },
       ]);
       const res = await remove(r.id);
-      expect(res.status).toBe(200);
-      expect(res.body).toEqual({ success: true });
+      expect(res.status).toBe(204);
+      expect(res.text).toBe('');
       expect(await t.sql(`SELECT 1 FROM reports WHERE id = $1`, [r.id])).toEqual([]);
       expect(await t.sql(`SELECT 1 FROM report_placements WHERE report_id = $1`, [r.id])).toEqual([]);
       expect(await t.sql(`SELECT 1 FROM report_views WHERE report_id = $1`, [r.id])).toEqual([]);
@@ -774,7 +778,7 @@ describe('reports', () => {
       ).toEqual([]);
       const again = await remove(r.id);
       expect(again.status).toBe(404);
-      expectErrorShape(again.body, 404, 'not_found');
+      expectErrorShape(again.body, 404, 'report_not_found');
       expect((await get(r.id)).status).toBe(404);
     });
 
@@ -792,7 +796,7 @@ describe('reports', () => {
       const own = await newReport(t, explorer, deploymentId, { name: 'Mine' });
       expect(own.canManage).toBe(true);
       const res = await remove(own.id, explorer);
-      expect(res.status).toBe(200);
+      expect(res.status).toBe(204);
     });
   });
 
@@ -877,7 +881,7 @@ describe('reports', () => {
       expectErrorShape(forbidden.body, 403, 'forbidden');
       const missing = await upsert('OtherAcct001', { name: 'x' }, t.admin, globexDeploymentId);
       expect(missing.status).toBe(404);
-      expectErrorShape(missing.body, 404, 'not_found');
+      expectErrorShape(missing.body, 404, 'deployment_not_found');
       expect(
         await t.sql(`SELECT 1 FROM reports WHERE public_id IN ('ViewerTry001', 'OtherAcct001')`),
       ).toEqual([]);
@@ -887,6 +891,30 @@ describe('reports', () => {
       const res = await upsert('UnknownFld01', { name: 'x', ephemeral: 1 });
       expect(res.status).toBe(400);
       expectErrorShape(res.body, 400, 'validation_failed');
+    });
+  });
+
+  // A policy on every report (`"resources": ["All"]`), in an account of its own so the roles
+  // listed elsewhere stay as they are.
+  describe('a role on every report', () => {
+    it('reads every report, later ones included, and is among the rolesWithAccess of each', async () => {
+      const owner = await newAccount(t, 'every-report');
+      const dep = await newDeployment(t, owner, 'Every report');
+      const first = await newReport(t, owner, dep, { name: 'First' });
+      const reader = await newUser(t, owner, { defaultRoles: [] });
+      const roleId = await grantRole(t, owner, reader, 'Reads every report', [
+        { resourceType: 'Report', resources: ['All'], actions: ['ReportRead'] },
+      ]);
+      const later = await newReport(t, owner, dep, { name: 'Later' });
+      for (const report of [first, later]) {
+        const res = await get(report.id, reader, dep);
+        expect(res.status).toBe(200);
+        expect(res.body).toMatchObject({ canEdit: false, canManage: false });
+        const asOwner = await get(report.id, owner, dep);
+        expect(asOwner.body.rolesWithAccess).toEqual([
+          { id: roleId, name: 'Reads every report', actions: ['ReportRead'] },
+        ]);
+      }
     });
   });
 
@@ -954,7 +982,7 @@ describe('reports', () => {
       });
       const theirs = await get(notGranted.id, reader, accessDeployment);
       expect(theirs.status).toBe(404);
-      expectErrorShape(theirs.body, 404, 'not_found');
+      expectErrorShape(theirs.body, 404, 'report_not_found');
       const listed = await list({}, reader, accessDeployment);
       expect(listed.status).toBe(200);
       expect(ids(listed.body)).toEqual([granted.id]);
@@ -1009,7 +1037,7 @@ describe('reports', () => {
         expect((await get(inSub, user, accessDeployment)).status).toBe(200);
         const denied = await get(outside, user, accessDeployment);
         expect(denied.status).toBe(404);
-        expectErrorShape(denied.body, 404, 'not_found');
+        expectErrorShape(denied.body, 404, 'report_not_found');
         const listed = await list({ first: 1000 }, user, accessDeployment);
         expect(listed.status).toBe(200);
         expect(ids(listed.body).sort()).toEqual([inSub, inDeep].sort());
@@ -1082,11 +1110,14 @@ describe('reports', () => {
 
       it("answers 404 for another account's deployment or report", async () => {
         const before = await reportRow(globexReport.id);
-        const responses = [await call(globexReport.id, t.admin, globexDeploymentId)];
-        if (perReport) responses.push(await call(globexReport.id, t.admin, deploymentId));
-        for (const res of responses) {
+        // Under the other account's deployment it is the deployment that is missing.
+        const theirs = await call(globexReport.id, t.admin, globexDeploymentId);
+        expect(theirs.status).toBe(404);
+        expectErrorShape(theirs.body, 404, 'deployment_not_found');
+        if (perReport) {
+          const res = await call(globexReport.id, t.admin, deploymentId);
           expect(res.status).toBe(404);
-          expectErrorShape(res.body, 404, 'not_found');
+          expectErrorShape(res.body, 404, 'report_not_found');
         }
         expect(await reportRow(globexReport.id)).toEqual(before);
       });
@@ -1096,7 +1127,7 @@ describe('reports', () => {
           const before = await reportRow(elsewhere.id);
           const res = await call(elsewhere.id, t.admin, deploymentId);
           expect(res.status).toBe(404);
-          expectErrorShape(res.body, 404, 'not_found');
+          expectErrorShape(res.body, 404, 'report_not_found');
           expect(await reportRow(elsewhere.id)).toEqual(before);
         });
       }

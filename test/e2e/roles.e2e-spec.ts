@@ -52,13 +52,17 @@ describe('roles', () => {
     it('creates a role (200) with its policies and reads it back', async () => {
       const res = await createRole({
         name: 'Auditors',
-        policies: [{ resourceType: 'Global', actions: ['AuditLogManage', 'BillingRead'], resources: ['*'] }],
+        policies: [
+          { resourceType: 'Global', actions: ['AuditLogManage', 'BillingRead'], resources: ['All'] },
+        ],
       });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
         id: expect.any(Number),
         name: 'Auditors',
-        policies: [{ resourceType: 'Global', actions: ['AuditLogManage', 'BillingRead'], resources: ['*'] }],
+        policies: [
+          { resourceType: 'Global', actions: ['AuditLogManage', 'BillingRead'], resources: ['All'] },
+        ],
       });
       const get = await t.http().get(`/api/v1/roles/${res.body.id}`).set(admin());
       expect(get.status).toBe(200);
@@ -91,17 +95,27 @@ describe('roles', () => {
       expect(rows).toHaveLength(1);
     });
 
-    it.each(['Admin', 'admin', 'Viewer', ' Developer ', 'EXPLORER'])(
-      'answers 409 for the built-in role name %j',
-      async (name) => {
-        const res = await createRole({ name, policies: [] });
-        expect(res.status).toBe(409);
-        expectErrorShape(res.body, 409, 'role_name_taken');
-        expect(
-          await t.sql(`SELECT 1 FROM roles WHERE lower(trim(name)) = lower(trim($1))`, [name]),
-        ).toHaveLength(0);
-      },
-    );
+    // The reference's built-in names, in any case, and the two former names of this service.
+    it.each([
+      'Admin',
+      'admin',
+      ' Developer ',
+      'AIBIDeveloper',
+      'D3User',
+      'aibiuser',
+      'AIBIViewer',
+      'Guest',
+      'EmbedUser',
+      'Viewer',
+      'EXPLORER',
+    ])('answers 400 role_name_reserved for the built-in role name %j', async (name) => {
+      const res = await createRole({ name, policies: [] });
+      expect(res.status).toBe(400);
+      expectErrorShape(res.body, 400, 'role_name_reserved');
+      expect(
+        await t.sql(`SELECT 1 FROM roles WHERE lower(trim(name)) = lower(trim($1))`, [name]),
+      ).toHaveLength(0);
+    });
 
     it('lets another account use the same name', async () => {
       const res = await createRole({ name: 'Support', policies: [] }, other.token);
@@ -113,7 +127,7 @@ describe('roles', () => {
     it('updates the name and replaces the policies', async () => {
       const created = await createRole({
         name: 'Editors',
-        policies: [{ resourceType: 'Global', actions: ['ReportEdit'], resources: ['*'] }],
+        policies: [{ resourceType: 'Global', actions: ['ReportEdit'], resources: ['All'] }],
       });
       const id = created.body.id;
       const renamed = await t.http().put(`/api/v1/roles/${id}`).set(admin()).send({ name: 'Writers' });
@@ -124,17 +138,17 @@ describe('roles', () => {
         .http()
         .put(`/api/v1/roles/${id}`)
         .set(admin())
-        .send({ policies: [{ resourceType: 'Global', actions: ['WorkbookEdit'], resources: ['*'] }] });
+        .send({ policies: [{ resourceType: 'Global', actions: ['WorkbookEdit'], resources: ['All'] }] });
       expect(replaced.status).toBe(200);
       expect(replaced.body).toEqual({
         id,
         name: 'Writers',
-        policies: [{ resourceType: 'Global', actions: ['WorkbookEdit'], resources: ['*'] }],
+        policies: [{ resourceType: 'Global', actions: ['WorkbookEdit'], resources: ['All'] }],
       });
 
       const toBuiltIn = await t.http().put(`/api/v1/roles/${id}`).set(admin()).send({ name: 'Admin' });
-      expect(toBuiltIn.status).toBe(409);
-      expectErrorShape(toBuiltIn.body, 409, 'role_name_taken');
+      expect(toBuiltIn.status).toBe(400);
+      expectErrorShape(toBuiltIn.body, 400, 'role_name_reserved');
       const toTaken = await t.http().put(`/api/v1/roles/${id}`).set(admin()).send({ name: 'auditors' });
       expect(toTaken.status).toBe(409);
       expectErrorShape(toTaken.body, 409, 'role_name_taken');
@@ -150,11 +164,11 @@ describe('roles', () => {
         [{ name: 'X', policies: {} }, 'policies'],
         [{ name: 'X', policies: [], color: 'red' }, 'color'],
         [
-          { name: 'X', policies: [{ resourceType: 'Global', actions: ['Fly'], resources: ['*'] }] },
+          { name: 'X', policies: [{ resourceType: 'Global', actions: ['Fly'], resources: ['All'] }] },
           'actions',
         ],
         [
-          { name: 'X', policies: [{ resourceType: 'Nowhere', actions: ['All'], resources: ['*'] }] },
+          { name: 'X', policies: [{ resourceType: 'Nowhere', actions: ['All'], resources: ['All'] }] },
           'resourceType',
         ],
       ];
@@ -182,7 +196,7 @@ describe('roles', () => {
       const role = (
         await createRole({
           name: 'Temporary',
-          policies: [{ resourceType: 'Global', actions: ['PlaygroundRead'], resources: ['*'] }],
+          policies: [{ resourceType: 'Global', actions: ['PlaygroundRead'], resources: ['All'] }],
         })
       ).body as RoleBody;
       const user = await newUser(t, t.admin, { defaultRoles: [] });
@@ -193,7 +207,7 @@ describe('roles', () => {
       expect(me.body.userPolicies).toContainEqual({
         resourceType: 'Global',
         actions: ['PlaygroundRead'],
-        resources: ['*'],
+        resources: ['All'],
       });
 
       const res = await t.http().delete(`/api/v1/roles/${role.id}`).set(admin());
@@ -400,7 +414,7 @@ describe('roles', () => {
 
       const role = await createRole({
         name: 'Creators',
-        policies: [{ resourceType: 'Global', actions: ['DeploymentCreate'], resources: ['*'] }],
+        policies: [{ resourceType: 'Global', actions: ['DeploymentCreate'], resources: ['All'] }],
       });
       expect(role.status).toBe(200);
       const assign = await t.http().put(`/api/v1/roles/${role.body.id}/users/${creator.userId}`).set(admin());
@@ -459,6 +473,144 @@ describe('roles', () => {
       const list = await t.http().get('/api/v1/deployments').set(bearer(member.token));
       expect(list.status).toBe(200);
       expect(list.body.items.map((d: { id: number }) => d.id)).toEqual([granted]);
+    });
+  });
+
+  // The reference documents `["All"]` as the resources of Global policies and of policies on
+  // every deployment; it means every resource of the type in the account, later ones included.
+  describe('"resources": ["All"]', () => {
+    const created = (res: { status: number; body: unknown }) => {
+      expect({ status: res.status < 300, body: res.body }).toEqual({ status: true, body: res.body });
+      return res.body as { id: number };
+    };
+    const assignRole = async (roleId: number, user: Actor) =>
+      expect((await t.http().put(`/api/v1/roles/${roleId}/users/${user.userId}`).set(admin())).status).toBe(
+        204,
+      );
+
+    it('is accepted for Global, stored once, and read back as ["All"]; ["*"] and [] read back so too', async () => {
+      const res = await createRole({
+        name: 'All global',
+        policies: [
+          { resourceType: 'Global', actions: ['BillingRead'], resources: ['All'] },
+          { resourceType: 'Global', actions: ['AlertsRead'], resources: ['*'] },
+          { resourceType: 'Global', actions: ['APMRead'], resources: [] },
+        ],
+      });
+      const role = created(res) as RoleBody;
+      expect(role.policies).toEqual([
+        { resourceType: 'Global', actions: ['APMRead', 'AlertsRead', 'BillingRead'], resources: ['All'] },
+      ]);
+      expect((await t.http().get(`/api/v1/roles/${role.id}`).set(admin())).body).toEqual(role);
+      const rows = await t.sql(
+        `SELECT DISTINCT resource_id FROM policies WHERE principal_type = 'role' AND principal_id = $1`,
+        [role.id],
+      );
+      expect(rows).toEqual([{ resource_id: '*' }]);
+    });
+
+    it('on Deployment covers every deployment of the account, those created later included', async () => {
+      const before = await createDeployment('All-before');
+      const member = await newUser(t, t.admin, { defaultRoles: [] });
+      // Without any grant the route itself is closed to them.
+      expect((await t.http().get(`/api/v1/deployments/${before}`).set(bearer(member.token))).status).toBe(
+        403,
+      );
+      const role = created(
+        await createRole({
+          name: 'Every deployment reader',
+          policies: [
+            { resourceType: 'Deployment', actions: ['DeploymentRead'], resources: ['All', String(before)] },
+          ],
+        }),
+      ) as RoleBody;
+      // "All" covers the id sent beside it: one policy on every deployment.
+      expect(role.policies).toEqual([
+        { resourceType: 'Deployment', actions: ['DeploymentRead'], resources: ['All'] },
+      ]);
+      await assignRole(role.id, member);
+      const after = await createDeployment('All-after');
+      for (const id of [before, after]) {
+        expect((await t.http().get(`/api/v1/deployments/${id}`).set(bearer(member.token))).status).toBe(200);
+      }
+      const list = await t.http().get('/api/v1/deployments').set(bearer(member.token));
+      expect(list.status).toBe(200);
+      const all = await t.http().get('/api/v1/deployments').set(admin());
+      expect(list.body.items.map((d: { id: number }) => d.id)).toEqual(
+        all.body.items.map((d: { id: number }) => d.id),
+      );
+      expect(list.body.items.map((d: { id: number }) => d.id)).toEqual(
+        expect.arrayContaining([before, after]),
+      );
+      // Read only: the update is refused.
+      const update = await t
+        .http()
+        .put(`/api/v1/deployments/${after}`)
+        .set(bearer(member.token))
+        .send({ name: 'Renamed' });
+      expect(update.status).toBe(403);
+      expectErrorShape(update.body, 403, 'forbidden');
+      // Another account's deployment stays out of reach.
+      const foreign = await createDeployment('Foreign', other.token);
+      expect((await t.http().get(`/api/v1/deployments/${foreign}`).set(bearer(member.token))).status).toBe(
+        404,
+      );
+    });
+
+    it('on Folder covers every folder and what is inside one, not the workbooks outside any folder', async () => {
+      const deployment = await createDeployment('All-folders');
+      const base = `/api/v1/deployments/${deployment}`;
+      const folder = created(await t.http().post(`${base}/folders`).set(admin()).send({ name: 'Top' }));
+      const inside = created(
+        await t.http().post(`${base}/workbooks`).set(admin()).send({ folderId: folder.id }),
+      );
+      const outside = created(await t.http().post(`${base}/workbooks`).set(admin()).send({}));
+      const member = await newUser(t, t.admin, { defaultRoles: [] });
+      const role = created(
+        await createRole({
+          name: 'Every folder reader',
+          policies: [
+            { resourceType: 'Deployment', actions: ['DeploymentRead'], resources: [String(deployment)] },
+            { resourceType: 'Folder', actions: ['FolderRead'], resources: ['All'] },
+          ],
+        }),
+      ) as RoleBody;
+      expect(role.policies).toContainEqual({
+        resourceType: 'Folder',
+        actions: ['FolderRead'],
+        resources: ['All'],
+      });
+      await assignRole(role.id, member);
+      const later = created(await t.http().post(`${base}/folders`).set(admin()).send({ name: 'Later' }));
+      const folders = await t.http().get(`${base}/folders`).set(bearer(member.token));
+      expect(folders.status).toBe(200);
+      expect(folders.body.items.map((f: { id: number }) => f.id).sort()).toEqual(
+        [folder.id, later.id].sort(),
+      );
+      expect((await t.http().get(`${base}/workbooks/${inside.id}`).set(bearer(member.token))).status).toBe(
+        200,
+      );
+      expect((await t.http().get(`${base}/workbooks/${outside.id}`).set(bearer(member.token))).status).toBe(
+        404,
+      );
+      const workbooks = await t.http().get(`${base}/workbooks`).set(bearer(member.token));
+      expect(workbooks.status).toBe(200);
+      expect(workbooks.body.items.map((w: { id: number }) => w.id)).toEqual([inside.id]);
+    });
+
+    it('is refused on resource types that take no grants, and never mixed into Global ids', async () => {
+      const res = await createRole({
+        name: 'All agents',
+        policies: [{ resourceType: 'Agent', actions: ['AgentRead'], resources: ['All'] }],
+      });
+      expect(res.status).toBe(400);
+      expectErrorShape(res.body, 400, 'unsupported_resource_type');
+      const global = await createRole({
+        name: 'Global with an id',
+        policies: [{ resourceType: 'Global', actions: ['BillingRead'], resources: ['All', '12'] }],
+      });
+      expect(global.status).toBe(400);
+      expectErrorShape(global.body, 400, 'unknown_resource');
     });
   });
 

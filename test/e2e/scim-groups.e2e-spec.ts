@@ -297,6 +297,36 @@ describe('SCIM Groups (RFC 7644 section 3 on /api/scim/v2/Groups)', () => {
       expect(await memberIds(group.id)).toEqual(sorted(alice.id, bob.id));
     });
 
+    it('changes nothing, not even meta.lastModified or the version, for a PATCH or PUT that changes nothing', async () => {
+      const group = await createGroup(scim, uniqueName('Same'), [alice.id], { externalId: 'ext-same' });
+      // A date in the past, so a write would be seen whatever the clock does.
+      const past = '2020-01-02T03:04:05.678Z';
+      await t.sql(`UPDATE groups SET updated_at = $2 WHERE id = $1`, [Number(group.id), past]);
+      const current = (await scim.get(`/Groups/${group.id}`)).body as ScimGroup;
+      expect(current.meta.lastModified).toBe(past);
+      for (const body of [
+        patchOp({ op: 'Add', path: 'members', value: [{ value: alice.id }] }),
+        patchOp({ op: 'Remove', path: 'members', value: [{ value: bob.id }] }),
+        patchOp({ op: 'Replace', path: 'displayName', value: current.displayName }),
+        patchOp({ op: 'replace', value: { externalId: 'ext-same' } }),
+      ]) {
+        const res = await scim.patch(`/Groups/${group.id}`, body);
+        expectScimJson(res, 200);
+        expect(withoutHost(res.body)).toEqual(withoutHost(current));
+        expect(res.headers.etag).toBe(current.meta.version);
+      }
+      const put = await scim.put(`/Groups/${group.id}`, current);
+      expectScimJson(put, 200);
+      expect(withoutHost(put.body)).toEqual(withoutHost(current));
+      // A change of the membership alone still moves both.
+      const changed = await scim.patch(
+        `/Groups/${group.id}`,
+        patchOp({ op: 'Add', path: 'members', value: [{ value: bob.id }] }),
+      );
+      expect(changed.body.meta.lastModified).not.toBe(past);
+      expect(changed.body.meta.version).not.toBe(current.meta.version);
+    });
+
     it('removes members: with a value filter, with a value list (Entra), or all of them', async () => {
       const group = await createGroup(scim, uniqueName(), [alice.id, bob.id, carol.id]);
       await scim

@@ -9,6 +9,7 @@ import {
   uniqueEmail,
   userBody,
   USER_URN,
+  withoutHost,
   type ScimClient,
   type ScimUser,
 } from '../support/scim.js';
@@ -96,7 +97,7 @@ describe('SCIM Users (RFC 7644 section 3 on /api/scim/v2/Users)', () => {
         title: 'Analyst',
         external_id: 'okta-00u1',
         is_deactivated: false,
-        default_roles: ['Viewer'],
+        default_roles: ['AIBIViewer'],
       });
     });
 
@@ -138,12 +139,56 @@ describe('SCIM Users (RFC 7644 section 3 on /api/scim/v2/Users)', () => {
       expect((await row(res.body.id))?.is_deactivated).toBe(true);
     });
 
-    it('uses the userName as the email when no email is given, if it is one', async () => {
-      const userName = uniqueEmail('NoEmails');
+    // RFC 7643 requires only userName; /Schemas publishes emails as optional.
+    it.each([
+      ['a userName that is no address', 'no-email-user'],
+      ['a userName that is an address', 'NoEmails@example.com'],
+    ])('creates a user with only %s, and returns no emails, then or later', async (_, name) => {
+      const userName = `${name}.${Date.now().toString(36)}`;
       const res = await scim.post('/Users', { schemas: [USER_URN], userName });
       expectScimJson(res, 201);
-      expect(res.body.emails).toEqual([{ value: userName.toLowerCase(), type: 'work', primary: true }]);
-      expect(res.body.name).toBeUndefined();
+      expect(res.body).toEqual({
+        schemas: [USER_URN],
+        id: expect.any(String),
+        userName,
+        active: true,
+        meta: expect.objectContaining({ resourceType: 'User' }),
+      });
+      const got = await scim.get(`/Users/${res.body.id}`);
+      expectScimJson(got, 200);
+      expect(withoutHost(got.body)).toEqual(withoutHost(res.body));
+      // Inside, a placeholder that can never be delivered keeps users' addresses unique.
+      expect((await row(res.body.id))?.email).toBe(`user-${res.body.id}@no-email.invalid`);
+      const found = await scim.get(`/Users?filter=${encodeURIComponent(`userName eq "${userName}"`)}`);
+      expect(withoutHost(found.body.Resources)).toEqual([withoutHost(res.body)]);
+      // A filter on emails sees none.
+      const withEmails = await scim.get(
+        `/Users?filter=${encodeURIComponent(`userName eq "${userName}" and emails pr`)}`,
+      );
+      expect(withEmails.body.totalResults).toBe(0);
+      const withoutEmails = await scim.get(
+        `/Users?filter=${encodeURIComponent(`userName eq "${userName}" and not (emails pr)`)}`,
+      );
+      expect(withoutEmails.body.totalResults).toBe(1);
+      const placeholder = await scim.get(
+        `/Users?filter=${encodeURIComponent('emails co "no-email.invalid"')}`,
+      );
+      expect(placeholder.body.totalResults).toBe(0);
+    });
+
+    it('makes several users without an address, each with its own placeholder, and gives one an address later', async () => {
+      const a = await scim.post('/Users', { schemas: [USER_URN], userName: `first.${Date.now()}` });
+      const b = await scim.post('/Users', { schemas: [USER_URN], userName: `second.${Date.now()}` });
+      expectScimJson(a, 201);
+      expectScimJson(b, 201);
+      const email = uniqueEmail('Later');
+      const patched = await scim.patch(
+        `/Users/${a.body.id}`,
+        patchOp({ op: 'add', path: 'emails[type eq "work"].value', value: email }),
+      );
+      expectScimJson(patched, 200);
+      expect(patched.body.emails).toEqual([{ value: email.toLowerCase(), type: 'work', primary: true }]);
+      expect((await row(a.body.id))?.email).toBe(email.toLowerCase());
     });
 
     it('takes the primary email, else the work one, else the first', async () => {
@@ -187,8 +232,8 @@ describe('SCIM Users (RFC 7644 section 3 on /api/scim/v2/Users)', () => {
         'invalidValue',
       ],
       [
-        'no email and a userName that is none',
-        { schemas: [USER_URN], userName: 'plainname' },
+        'an address in the domain reserved for users without one',
+        userBody('y@example.com', { emails: [{ value: 'user-1@no-email.invalid' }] }),
         'invalidValue',
       ],
       ['name that is no object', userBody('y@example.com', { name: 'Jane Doe' }), 'invalidSyntax'],
@@ -252,7 +297,7 @@ describe('SCIM Users (RFC 7644 section 3 on /api/scim/v2/Users)', () => {
       );
       expectScimJson(patched, 200);
       expectScimJson(await scim.put(`/Users/${id}`, { ...res.body, roles: admin }), 200);
-      expect((await row(id))?.default_roles).toEqual(['Viewer']);
+      expect((await row(id))?.default_roles).toEqual(['AIBIViewer']);
       expect(await t.sql(`SELECT role_id FROM user_roles WHERE user_id = $1`, [Number(id)])).toEqual([]);
       // Their token would not pass the admin check either.
       expect(
@@ -262,7 +307,19 @@ describe('SCIM Users (RFC 7644 section 3 on /api/scim/v2/Users)', () => {
 
     it('is 401 without a token and 403 for a non-admin, in the SCIM error form', async () => {
       const before = await userCount();
-      expectScimError(await anonymous.post('/Users', userBody(uniqueEmail())), 401);
+      const missing = await anonymous.post('/Users', userBody(uniqueEmail()));
+      expectScimError(missing, 401);
+      // RFC 7644 section 2 and RFC 6750 section 3: the challenge, naming the refused token when one came.
+      expect(missing.headers['www-authenticate']).toBe('Bearer realm="api"');
+      const refused = await t
+        .http()
+        .get('/api/scim/v2/Users')
+        .set(bearer('pat_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'));
+      expectScimError(refused, 401);
+      expect(refused.headers['www-authenticate']).toBe('Bearer realm="api", error="invalid_token"');
+      const forbidden = await viewerScim.get('/Users');
+      expect(forbidden.status).toBe(403);
+      expect(forbidden.headers['www-authenticate']).toBeUndefined();
       expectScimError(await viewerScim.post('/Users', userBody(uniqueEmail())), 403);
       expect(await userCount()).toBe(before);
     });
@@ -499,20 +556,54 @@ describe('SCIM Users (RFC 7644 section 3 on /api/scim/v2/Users)', () => {
       expect((await row(user.id))?.email).toBe('kept.elsewhere@example.com');
     });
 
-    it('falls back to the userName when the work email value is removed, else refuses with invalidValue', async () => {
-      const user = await createUser(scim, uniqueEmail('Fallback'), {
-        emails: [{ value: 'other.address@example.com', type: 'work', primary: true }],
-      });
-      const remove = patchOp({ op: 'Remove', path: 'emails[type eq "work"].value' });
-      const res = await scim.patch(`/Users/${user.id}`, remove);
-      expectScimJson(res, 200);
-      expect(res.body.emails).toEqual([{ value: user.userName.toLowerCase(), type: 'work', primary: true }]);
-      const plain = await createUser(scim, 'plain-name', {
-        emails: [{ value: uniqueEmail(), type: 'work' }],
-      });
-      const before = await row(plain.id);
-      expectScimError(await scim.patch(`/Users/${plain.id}`, remove), 400, 'invalidValue');
-      expect(await row(plain.id)).toEqual(before);
+    it("leaves the user without an address when Entra removes the work email's value", async () => {
+      for (const userName of [uniqueEmail('Removed'), `plain-name.${Date.now()}`]) {
+        const user = await createUser(scim, userName, {
+          emails: [{ value: uniqueEmail('other'), type: 'work', primary: true }],
+        });
+        const remove = patchOp({ op: 'Remove', path: 'emails[type eq "work"].value' });
+        const res = await scim.patch(`/Users/${user.id}`, remove);
+        expectScimJson(res, 200);
+        expect(res.body.emails).toBeUndefined();
+        expect((await scim.get(`/Users/${user.id}`)).body.emails).toBeUndefined();
+        expect((await row(user.id))?.email).toBe(`user-${user.id}@no-email.invalid`);
+      }
+    });
+
+    it('changes nothing, not even meta.lastModified or the version, for a PATCH or PUT that changes nothing', async () => {
+      const user = await createUser(scim, uniqueEmail('same'), { title: 'Analyst' });
+      // A date in the past, so a write would be seen whatever the clock does.
+      await t.sql(`UPDATE users SET updated_at = '2020-01-02T03:04:05.678Z' WHERE id = $1`, [
+        Number(user.id),
+      ]);
+      const current = (await scim.get(`/Users/${user.id}`)).body as ScimUser;
+      expect(current.meta.lastModified).toBe('2020-01-02T03:04:05.678Z');
+      for (const body of [
+        patchOp({ op: 'replace', path: 'title', value: 'Analyst' }),
+        patchOp({ op: 'replace', value: { active: true, 'name.givenName': 'Jane' } }),
+        patchOp({ op: 'add', path: 'emails', value: [{ value: current.emails[0].value, type: 'work' }] }),
+        patchOp({ op: 'remove', path: 'displayName' }),
+      ]) {
+        const res = await scim.patch(`/Users/${user.id}`, body);
+        expectScimJson(res, 200);
+        expect(withoutHost(res.body)).toEqual(withoutHost(current));
+        expect(res.headers.etag).toBe(current.meta.version);
+      }
+      const put = await scim.put(`/Users/${user.id}`, current);
+      expectScimJson(put, 200);
+      expect(withoutHost(put.body)).toEqual(withoutHost(current));
+      const [{ updated_at: stamp }] = await t.sql<{ updated_at: Date }>(
+        `SELECT updated_at FROM users WHERE id = $1`,
+        [Number(user.id)],
+      );
+      expect(stamp.toISOString()).toBe('2020-01-02T03:04:05.678Z');
+      // A real change still moves both.
+      const changed = await scim.patch(
+        `/Users/${user.id}`,
+        patchOp({ op: 'replace', path: 'title', value: 'Lead' }),
+      );
+      expect(changed.body.meta.lastModified).not.toBe(current.meta.lastModified);
+      expect(changed.body.meta.version).not.toBe(current.meta.version);
     });
 
     it('ignores unknown and extension attributes, refuses read-only ones (mutability)', async () => {
@@ -546,6 +637,9 @@ describe('SCIM Users (RFC 7644 section 3 on /api/scim/v2/Users)', () => {
       ['remove without a path', patchOp({ op: 'remove' }), 'noTarget'],
       ['a malformed path', patchOp({ op: 'add', path: 'emails[type eq', value: 'x' }), 'invalidPath'],
       ['removing userName', patchOp({ op: 'remove', path: 'userName' }), 'invalidValue'],
+      // Unassigned would keep the state and answer 200: a client meaning "deactivate" must know.
+      ['removing active', patchOp({ op: 'remove', path: 'active' }), 'invalidValue'],
+      ['replacing active with null', patchOp({ op: 'replace', value: { active: null } }), 'invalidValue'],
       ['a wrong type', patchOp({ op: 'replace', path: 'title', value: 7 }), 'invalidSyntax'],
       [
         'an invalid email',

@@ -87,7 +87,7 @@ describe('bulk user actions and user settings', () => {
       .http()
       .put(`/api/v1/users/${helper.userId}/policies`)
       .set(bearer(acct.token))
-      .send({ policies: [{ resourceType: 'Global', actions: ['All'], resources: ['*'] }] });
+      .send({ policies: [{ resourceType: 'Global', actions: ['All'], resources: ['All'] }] });
     expect(grant.status).toBe(200);
     return { acct, helper };
   }
@@ -303,7 +303,7 @@ describe('bulk user actions and user settings', () => {
         .http()
         .put(`/api/v1/users/${u2.userId}/policies`)
         .set(admin())
-        .send({ policies: [{ resourceType: 'Global', actions: ['PlaygroundRead'], resources: ['*'] }] });
+        .send({ policies: [{ resourceType: 'Global', actions: ['PlaygroundRead'], resources: ['All'] }] });
       expect(grant.status).toBe(200);
 
       expect(await bulkOk('DELETE', [u1.userId, u2.userId])).toEqual({

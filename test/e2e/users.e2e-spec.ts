@@ -243,7 +243,9 @@ describe('users', () => {
       const res = await t.http().get('/api/v1/users/me').set(asAdmin());
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ id: t.admin.userId, email: 'admin@acme.test', isAdmin: true });
-      expect(res.body.userPolicies).toEqual([{ resourceType: 'Global', actions: ['All'], resources: ['*'] }]);
+      expect(res.body.userPolicies).toEqual([
+        { resourceType: 'Global', actions: ['All'], resources: ['All'] },
+      ]);
     });
 
     it("returns a Viewer's own record and built-in actions", async () => {
@@ -261,7 +263,11 @@ describe('users', () => {
     it('returns a user of the account', async () => {
       const res = await t.http().get(`/api/v1/users/${viewer.userId}`).set(asAdmin());
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ id: viewer.userId, email: viewer.email, defaultRoles: ['Viewer'] });
+      expect(res.body).toMatchObject({
+        id: viewer.userId,
+        email: viewer.email,
+        defaultRoles: ['AIBIViewer'],
+      });
       expect(res.body.userPolicies).toBeUndefined();
     });
 
@@ -288,7 +294,7 @@ describe('users', () => {
   });
 
   describe('POST /api/v1/users', () => {
-    it('creates a user (200), lower-casing the email and defaulting to Viewer', async () => {
+    it('creates a user (200), lower-casing the email and defaulting to AIBIViewer', async () => {
       const res = await createUser({ email: 'Mixed.Case@ACME.test', username: 'mixed', firstName: 'Mix' });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({
@@ -298,7 +304,7 @@ describe('users', () => {
         firstName: 'Mix',
         isAdmin: false,
         isDeactivated: false,
-        defaultRoles: ['Viewer'],
+        defaultRoles: ['AIBIViewer'],
         settings: {},
         createdAt: expect.any(String),
       });
@@ -307,6 +313,14 @@ describe('users', () => {
         [res.body.id],
       );
       expect(rows).toEqual([{ email: 'mixed.case@acme.test', account_id: t.admin.accountId }]);
+    });
+
+    it('refuses an address in the reserved placeholder domain, creating nothing', async () => {
+      const res = await createUser({ email: 'user-1@No-Email.invalid', username: 'squatter' });
+      expect(res.status).toBe(400);
+      expectErrorShape(res.body, 400, 'validation_failed');
+      expect(res.body.message).toEqual([expect.stringContaining('no-email.invalid is reserved')]);
+      expect(await t.sql(`SELECT id FROM users WHERE username = 'squatter'`)).toEqual([]);
     });
 
     it('makes an admin with isAdmin', async () => {
@@ -585,7 +599,7 @@ describe('users', () => {
         .http()
         .put(`/api/v1/users/${policyAdmin.userId}/policies`)
         .set(asAdmin())
-        .send({ policies: [{ resourceType: 'Global', actions: ['All'], resources: ['*'] }] });
+        .send({ policies: [{ resourceType: 'Global', actions: ['All'], resources: ['All'] }] });
       expect(grant.status).toBe(200);
       const res = await put(policyAdmin.userId, { title: 'Ops lead' }, policyAdmin.token);
       expect(res.status).toBe(200);
@@ -602,8 +616,8 @@ describe('users', () => {
       const victim = await newUser(t, t.admin, { defaultRoles: ['Viewer'] });
       expect((await t.http().get('/api/v1/users/me').set(bearer(victim.token))).status).toBe(200);
       const res = await t.http().delete(`/api/v1/users/${victim.userId}`).set(asAdmin());
-      expect(res.status).toBe(200);
-      expect(res.body).toEqual({ success: true });
+      expect(res.status).toBe(204);
+      expect(res.text).toBe('');
       const me = await t.http().get('/api/v1/users/me').set(bearer(victim.token));
       expect(me.status).toBe(401);
       expectErrorShape(me.body, 401, 'unauthorized');
@@ -627,7 +641,7 @@ describe('users', () => {
       expect(report.status).toBe(200);
       expect(report.body.userId).toBe(author.userId);
       const res = await t.http().delete(`/api/v1/users/${author.userId}`).set(asAdmin());
-      expect(res.status).toBe(200);
+      expect(res.status).toBe(204);
       const after = await t.http().get(`${base}/${report.body.id}`).set(asAdmin());
       expect(after.status).toBe(200);
       expect(after.body.userId).toBe(t.admin.userId);
@@ -640,7 +654,7 @@ describe('users', () => {
         .http()
         .put(`/api/v1/users/${victim.userId}/policies`)
         .set(asAdmin())
-        .send({ policies: [{ resourceType: 'Global', actions: ['PlaygroundRead'], resources: ['*'] }] });
+        .send({ policies: [{ resourceType: 'Global', actions: ['PlaygroundRead'], resources: ['All'] }] });
       expect(grant.status).toBe(200);
       const role = await t.http().post('/api/v1/roles').set(asAdmin()).send({ name: 'Doomed', policies: [] });
       expect(role.status).toBe(200);
@@ -651,7 +665,7 @@ describe('users', () => {
       expect(assign.status).toBe(204);
 
       const res = await t.http().delete(`/api/v1/users/${victim.userId}`).set(asAdmin());
-      expect(res.status).toBe(200);
+      expect(res.status).toBe(204);
       const policies = await t.sql(
         `SELECT 1 FROM policies WHERE principal_type = 'user' AND principal_id = $1`,
         [victim.userId],
@@ -676,7 +690,7 @@ describe('users', () => {
         .http()
         .put(`/api/v1/users/${helper.userId}/policies`)
         .set(bearer(acct.token))
-        .send({ policies: [{ resourceType: 'Global', actions: ['All'], resources: ['*'] }] });
+        .send({ policies: [{ resourceType: 'Global', actions: ['All'], resources: ['All'] }] });
       expect(grant.status).toBe(200);
 
       const del = await t.http().delete(`/api/v1/users/${acct.userId}`).set(bearer(helper.token));
@@ -694,7 +708,7 @@ describe('users', () => {
       // With a second built-in admin, the first can go.
       const second = await newUser(t, acct, { defaultRoles: ['Admin'] });
       const ok = await t.http().delete(`/api/v1/users/${acct.userId}`).set(bearer(second.token));
-      expect(ok.status).toBe(200);
+      expect(ok.status).toBe(204);
       // Now `second` is the last one.
       const last = await t.http().delete(`/api/v1/users/${second.userId}`).set(bearer(helper.token));
       expect(last.status).toBe(403);
@@ -709,7 +723,7 @@ describe('users', () => {
         .http()
         .put(`/api/v1/users/${helper.userId}/policies`)
         .set(bearer(acct.token))
-        .send({ policies: [{ resourceType: 'Global', actions: ['All'], resources: ['*'] }] });
+        .send({ policies: [{ resourceType: 'Global', actions: ['All'], resources: ['All'] }] });
       expect(grant.status).toBe(200);
       const results = await Promise.all(
         [acct.userId, second.userId].map((id) =>
@@ -729,7 +743,7 @@ describe('users', () => {
     it('lets an admin delete another admin when one remains', async () => {
       const extra = await newUser(t, t.admin, { defaultRoles: ['Admin'] });
       const res = await t.http().delete(`/api/v1/users/${extra.userId}`).set(asAdmin());
-      expect(res.status).toBe(200);
+      expect(res.status).toBe(204);
       expect((await t.http().get('/api/v1/users/me').set(bearer(extra.token))).status).toBe(401);
     });
 
@@ -785,7 +799,7 @@ describe('users', () => {
         .set(asAdmin())
         .send({
           policies: [
-            { resourceType: 'Global', actions: ['PlaygroundRead'], resources: ['*'] },
+            { resourceType: 'Global', actions: ['PlaygroundRead'], resources: ['All'] },
             {
               resourceType: 'Deployment',
               actions: ['DeploymentUpdate', 'DeploymentRead'],
@@ -800,7 +814,7 @@ describe('users', () => {
           actions: ['DeploymentRead', 'DeploymentUpdate'],
           resources: [String(deploymentId)],
         },
-        { resourceType: 'Global', actions: ['PlaygroundRead'], resources: ['*'] },
+        { resourceType: 'Global', actions: ['PlaygroundRead'], resources: ['All'] },
       ];
       expect(res.body.policies).toEqual(expect.arrayContaining(expected));
       expect(res.body.policies).toHaveLength(2);
@@ -815,7 +829,7 @@ describe('users', () => {
         .send({ policies: [{ resourceType: 'Global', actions: ['SqlRunnerRead'], resources: [] }] });
       expect(replaced.status).toBe(200);
       expect(replaced.body.policies).toEqual([
-        { resourceType: 'Global', actions: ['SqlRunnerRead'], resources: ['*'] },
+        { resourceType: 'Global', actions: ['SqlRunnerRead'], resources: ['All'] },
       ]);
       const rows = await t.sql(`SELECT 1 FROM policies WHERE principal_type = 'user' AND principal_id = $1`, [
         target.userId,
@@ -834,10 +848,16 @@ describe('users', () => {
       const cases: Array<[unknown, string]> = [
         [{}, 'validation_failed'],
         [{ policies: 'all' }, 'validation_failed'],
-        [{ policies: [{ resourceType: 'Planet', actions: ['All'], resources: ['*'] }] }, 'validation_failed'],
-        [{ policies: [{ resourceType: 'Global', actions: ['Fly'], resources: ['*'] }] }, 'validation_failed'],
         [
-          { policies: [{ resourceType: 'Global', actions: ['All'], resources: ['*'], extra: 1 }] },
+          { policies: [{ resourceType: 'Planet', actions: ['All'], resources: ['All'] }] },
+          'validation_failed',
+        ],
+        [
+          { policies: [{ resourceType: 'Global', actions: ['Fly'], resources: ['All'] }] },
+          'validation_failed',
+        ],
+        [
+          { policies: [{ resourceType: 'Global', actions: ['All'], resources: ['All'], extra: 1 }] },
           'validation_failed',
         ],
         [{ policies: [{ resourceType: 'Global', actions: ['All'], resources: ['1'] }] }, 'unknown_resource'],
@@ -894,7 +914,7 @@ describe('users', () => {
     });
 
     it('is 401 without a token and 403 for a Viewer', async () => {
-      const body = { policies: [{ resourceType: 'Global', actions: ['All'], resources: ['*'] }] };
+      const body = { policies: [{ resourceType: 'Global', actions: ['All'], resources: ['All'] }] };
       for (const req of [
         () => t.http().get(`/api/v1/users/${target.userId}/policies`),
         () => t.http().put(`/api/v1/users/${target.userId}/policies`).send(body),
@@ -924,7 +944,7 @@ describe('users', () => {
         .http()
         .put(`/api/v1/users/${other.userId}/policies`)
         .set(asAdmin())
-        .send({ policies: [{ resourceType: 'Global', actions: ['All'], resources: ['*'] }] });
+        .send({ policies: [{ resourceType: 'Global', actions: ['All'], resources: ['All'] }] });
       expect(put.status).toBe(404);
       expectErrorShape(put.body, 404, 'user_not_found');
       expect(await t.sql(`SELECT 1 FROM policies WHERE principal_id = $1`, [other.userId])).toHaveLength(0);

@@ -336,7 +336,7 @@ describe('workspace', () => {
       expectErrorShape(theirs.body, 404, 'deployment_not_found');
       const theirFolder = await feed(dep, { folderId: otherFolderId });
       expect(theirFolder.status).toBe(404);
-      expectErrorShape(theirFolder.body, 404, 'not_found');
+      expectErrorShape(theirFolder.body, 404, 'folder_not_found');
       const anon = await t.http().get(`${base(dep)}/workspace`);
       expect(anon.status).toBe(401);
       expectErrorShape(anon.body, 401, 'unauthorized');
@@ -377,7 +377,7 @@ describe('workspace', () => {
       );
       const hidden = await feed(dep, { folderId: beta.id }, reader);
       expect(hidden.status).toBe(404);
-      expectErrorShape(hidden.body, 404, 'not_found');
+      expectErrorShape(hidden.body, 404, 'folder_not_found');
       // A Viewer reads everything; a user without roles sees only what they own (nothing here).
       expect(names((await feed(dep, {}, viewer)).body)).toHaveLength(6);
       const nobody = await newUser(t, t.admin, { defaultRoles: [] });

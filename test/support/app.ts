@@ -32,16 +32,21 @@ export interface TestApp {
  * Boots the whole application on a database of its own (a copy of the migrated template),
  * against the real PostgreSQL and Redis.
  */
-export async function startApp(env: Record<string, string | undefined> = {}): Promise<TestApp> {
+export async function startApp(
+  env: Record<string, string | undefined> = {},
+  options: { databaseUrl?: (url: string) => string } = {},
+): Promise<TestApp> {
   const db = await createTestDatabase();
   const config = new AppConfig('api', {
     NODE_ENV: 'test',
-    DATABASE_URL: db.url,
+    // `databaseUrl` lets a test route the app's connections (through a fault-injecting proxy).
+    DATABASE_URL: options.databaseUrl?.(db.url) ?? db.url,
     DATABASE_POOL_SIZE: '5',
     REDIS_URL,
     QUEUE_PREFIX: `t${randomBytes(5).toString('hex')}`,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_MAX: '100000',
+    AUTH_FAILURE_LIMIT_MAX: '100000',
     OUTBOX_RELAY_INTERVAL_MS: '500',
     SECRETS_KEY: randomBytes(32).toString('base64'),
     ...env,

@@ -18,4 +18,6 @@ export default async function globalTeardown(): Promise<void> {
   } finally {
     await client.end();
   }
+  // Both e2e projects name this file: the second call has nothing left to drop.
+  delete process.env.TEST_TEMPLATE_DATABASE;
 }

@@ -22,7 +22,8 @@ export function operations(document: OpenAPIObject): Operation[] {
         path,
         concrete: (value) => path.replace(/\{[^}]+\}/g, value),
         operationId: op.operationId as string,
-        public: !op.security,
+        // Public operations carry `security: [{}]` (no credential).
+        public: !(op.security as object[] | undefined)?.some((r) => Object.keys(r).length > 0),
         op,
       });
     }

@@ -20,11 +20,60 @@ describe('configuration', () => {
   });
 
   it('defaults to the embedded database, in-process jobs and HTTPS-only in production', () => {
-    const config = new AppConfig('api', { SECRETS_KEY: KEY });
+    const config = new AppConfig('api', { SECRETS_KEY: KEY, TRUST_PROXY: 'loopback' });
     expect(config.embedded).toBe(true);
     expect(config.queue.redisUrl).toBeNull();
     expect(config.http.allowHttp).toBe(false);
     expect(new AppConfig('api', { NODE_ENV: 'development' }).http.allowHttp).toBe(true);
+  });
+
+  it('refuses a production API that could only answer 403 https_required, naming the settings', () => {
+    const refuse = (env: Record<string, string | undefined>) => () =>
+      new AppConfig('api', { NODE_ENV: 'production', SECRETS_KEY: KEY, ...env });
+    for (const env of [{}, { ALLOW_HTTP: 'false' }, { TRUST_PROXY: 'false' }, { TRUST_PROXY: '0' }]) {
+      expect(refuse(env)).toThrow(ConfigError);
+      expect(refuse(env)).toThrow(/TLS_CERT_FILE.*TLS_KEY_FILE.*TRUST_PROXY.*ALLOW_HTTP=true/s);
+    }
+    expect(refuse({ TRUST_PROXY: '10.0.0.0/8' })).not.toThrow();
+    expect(refuse({ TRUST_PROXY: '1' })).not.toThrow();
+    expect(refuse({ TLS_CERT_FILE: '/tmp/cert.pem', TLS_KEY_FILE: '/tmp/key.pem' })).not.toThrow();
+    expect(refuse({ ALLOW_HTTP: 'true' })).not.toThrow();
+    // Only the API serves HTTP; the worker and the command line start as before.
+    expect(() => new AppConfig('worker', { NODE_ENV: 'production', SECRETS_KEY: KEY })).not.toThrow();
+    expect(() => new AppConfig('cli', { NODE_ENV: 'production' })).not.toThrow();
+  });
+
+  it('reads CORS_ORIGINS as exact origins, or the wildcard alone', () => {
+    const origins = (value?: string) =>
+      new AppConfig('api', { NODE_ENV: 'test', CORS_ORIGINS: value }).http.corsOrigins;
+    expect(origins()).toEqual([]);
+    expect(origins(' https://app.example.com, http://localhost:5173 ,https://app.example.com')).toEqual([
+      'https://app.example.com',
+      'http://localhost:5173',
+    ]);
+    expect(origins('*')).toEqual(['*']);
+    for (const bad of [
+      'https://app.example.com/',
+      'https://app.example.com/path',
+      'app.example.com',
+      'https://APP.example.com',
+      'https://app.example.com:443',
+      'ftp://files.example.com',
+      '*, https://app.example.com',
+    ]) {
+      expect(() => origins(bad)).toThrow(ConfigError);
+      expect(() => origins(bad)).toThrow(/CORS_ORIGINS/);
+    }
+  });
+
+  it('limits failed authentications to 30 per address and window by default', () => {
+    expect(new AppConfig('api', { NODE_ENV: 'test' }).http.authFailureLimitMax).toBe(30);
+    expect(
+      new AppConfig('api', { NODE_ENV: 'test', AUTH_FAILURE_LIMIT_MAX: '0' }).http.authFailureLimitMax,
+    ).toBe(0);
+    expect(() => new AppConfig('api', { NODE_ENV: 'test', AUTH_FAILURE_LIMIT_MAX: '-1' })).toThrow(
+      /AUTH_FAILURE_LIMIT_MAX/,
+    );
   });
 
   it('requires TLS certificate and key together', () => {
@@ -36,7 +85,7 @@ describe('configuration', () => {
   it('requires SECRETS_KEY in production and uses a development key elsewhere', () => {
     expect(() => new AppConfig('api', {})).toThrow(/SECRETS_KEY is required in production/);
     expect(() => new AppConfig('worker', { NODE_ENV: 'production' })).toThrow(/SECRETS_KEY/);
-    expect(new AppConfig('api', { SECRETS_KEY: KEY }).secretsKey).toEqual(Buffer.from(KEY, 'base64'));
+    expect(new AppConfig('worker', { SECRETS_KEY: KEY }).secretsKey).toEqual(Buffer.from(KEY, 'base64'));
     const dev = new AppConfig('api', { NODE_ENV: 'development' });
     expect(dev.secretsKeyIsDevelopmentDefault).toBe(true);
     expect(dev.secretsKey).toHaveLength(32);

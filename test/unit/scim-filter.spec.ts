@@ -240,8 +240,13 @@ describe('RFC 7644 3.4.2.2 filter to SQL', () => {
   });
 
   it('maps emails (one per user) and groups (through memberships)', () => {
-    expect(users('emails.value eq "A@B.C"').sql).toBe('(u.email = lower($2))');
-    expect(users('emails eq "a@b.c"').sql).toBe('(u.email = lower($2))');
+    // A user without an address (its placeholder) has no emails.
+    expect(users('emails.value eq "A@B.C"').sql).toBe(
+      `(u.email NOT LIKE '%@no-email.invalid' AND (u.email = lower($2)))`,
+    );
+    expect(users('emails eq "a@b.c"').sql).toBe(
+      `(u.email NOT LIKE '%@no-email.invalid' AND (u.email = lower($2)))`,
+    );
     expect(users('emails[type eq "work" and primary eq true]').sql).toContain("'work'");
     expect(users('groups.value eq "7"')).toEqual({
       sql: expect.stringMatching(
@@ -271,7 +276,9 @@ describe('RFC 7644 3.4.2.2 filter to SQL', () => {
     // `userName eq` (every Entra and Okta lookup) and a group's `displayName eq` use the
     // (account_id, lower(username)) and (account_id, name) indexes only without COALESCE.
     expect(users('userName eq "Jane@Example.com"').sql).toBe('(lower(u.username) = lower($2))');
-    expect(users('emails.value eq "Jane@Example.com"').sql).toBe('(u.email = lower($2))');
+    expect(users('emails.value eq "Jane@Example.com"').sql).toBe(
+      `(u.email NOT LIKE '%@no-email.invalid' AND (u.email = lower($2)))`,
+    );
     expect(groups('displayName eq "Admins"').sql).toBe('(g.name = $2)');
     // Nullable columns keep COALESCE, so not (...) also matches unassigned values.
     expect(users('title eq "x"').sql).toBe('COALESCE(lower(u.title) = lower($2), FALSE)');

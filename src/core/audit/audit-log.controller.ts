@@ -21,7 +21,7 @@ export class AuditLogController {
       '`auditLogEnabled` is on in the tenant settings; newest first. 403 `audit_log_disabled` while it is off.',
   })
   @ApiOkResponse({ type: AuditLogListDto })
-  @ApiErrors(400)
+  @ApiErrors('validation_failed', 'invalid_time_range', 'invalid_cursor', 'audit_log_disabled')
   getAuditLog(
     @CurrentPrincipal() actor: Principal,
     @Query() query: AuditLogQueryDto,

@@ -2,15 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { Principal } from '../auth/principal.js';
 import { isoSql, queryRows } from '../database/sql.js';
-import { defineErrors } from '../http/api-error.js';
-import { HttpStatus } from '@nestjs/common';
+import { errorsOf } from '../http/api-error.js';
 import { buildPage, fetchLimit, keysetPredicate, resolvePaging, type Page } from '../http/pagination.js';
 import type { AuditEventDto, AuditLogQueryDto } from './audit-log.dto.js';
 
-export const auditError = defineErrors({
-  audit_log_disabled: HttpStatus.FORBIDDEN,
-  invalid_time_range: HttpStatus.BAD_REQUEST,
-});
+export const auditError = errorsOf('audit_log_disabled', 'invalid_time_range');
 
 type AuditRow = Omit<AuditEventDto, 'id'> & { id: string };
 

@@ -5,15 +5,7 @@ import {
   type ExecutionContext,
   type CustomDecorator,
 } from '@nestjs/common';
-import {
-  ApiBearerAuth,
-  ApiExtension,
-  ApiForbiddenResponse,
-  ApiSecurity,
-  ApiTooManyRequestsResponse,
-  ApiUnauthorizedResponse,
-} from '@nestjs/swagger';
-import { ErrorResponseDto } from '../http/error-response.dto.js';
+import { ApiBearerAuth, ApiExtension, ApiSecurity } from '@nestjs/swagger';
 import type { Action } from './action.js';
 import type { EmbedPrincipal } from './embed-principal.js';
 import type { Principal } from './principal.js';
@@ -36,34 +28,24 @@ export type AccessRule =
   | { kind: 'actions'; actions: readonly Action[] }
   | { kind: 'object'; actions: readonly Action[] };
 
+/**
+ * Sets the rule and its security requirements. The rule's error responses (401, 403, 429) are
+ * added to the OpenAPI document from this metadata (see `documentErrorResponses`).
+ */
 function documented(rule: AccessRule): MethodDecorator & ClassDecorator {
   const decorators: Array<MethodDecorator | ClassDecorator | CustomDecorator<string>> = [
     SetMetadata(ACCESS_METADATA, rule),
   ];
   if (rule.kind === 'embed') {
-    decorators.push(
-      ApiBearerAuth('embedToken'),
-      ApiUnauthorizedResponse({
-        description: 'Missing, malformed, expired or revoked embed token',
-        type: ErrorResponseDto,
-      }),
-    );
-  } else if (rule.kind !== 'public') {
-    decorators.push(
-      ApiBearerAuth('bearer'),
-      ApiSecurity('apiKey'),
-      ApiUnauthorizedResponse({
-        description: 'Missing, malformed, unknown or revoked token',
-        type: ErrorResponseDto,
-      }),
-      ApiTooManyRequestsResponse({ description: 'Rate limit exceeded', type: ErrorResponseDto }),
-    );
+    decorators.push(ApiBearerAuth('embedToken'));
+  } else if (rule.kind === 'public') {
+    // An empty requirement object: no credential needed (OpenAPI 3.1, Security Requirement Object).
+    decorators.push(ApiSecurity({}));
+  } else {
+    decorators.push(ApiBearerAuth('bearer'), ApiSecurity('apiKey'));
   }
   if (rule.kind === 'actions' || rule.kind === 'object') {
-    decorators.push(
-      ApiExtension('x-required-actions', rule.actions),
-      ApiForbiddenResponse({ description: `Requires ${rule.actions.join(' and ')}`, type: ErrorResponseDto }),
-    );
+    decorators.push(ApiExtension('x-required-actions', rule.actions));
   }
   return applyDecorators(...decorators);
 }

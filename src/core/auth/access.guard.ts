@@ -1,6 +1,7 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
+import { databaseUnavailable } from '../database/unavailable.js';
 import type { Request } from 'express';
 import { isContentAction } from './action.js';
 import { coreError } from '../http/api-error.js';
@@ -78,6 +79,8 @@ export class AccessGuard extends AuthGuard('bearer') implements CanActivate {
   }
 
   override handleRequest<TUser = Principal>(err: unknown, user: TUser | false): TUser {
+    // A database outage is not a bad token: it answers 503 (see the exception filter).
+    if (err && databaseUnavailable(err)) throw err as Error;
     if (err) throw err instanceof Error ? err : coreError('unauthorized', 'The token could not be verified');
     if (!user) throw coreError('unauthorized', 'The token is unknown, expired or revoked');
     return user;

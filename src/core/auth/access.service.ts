@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { coreError } from '../http/api-error.js';
+import { errorsOf } from '../http/api-error.js';
 import {
   actionsGranting,
   actionsGrantingThrough,
@@ -14,6 +14,22 @@ import type { Principal } from './principal.js';
 
 /** Resource types that can carry object-level grants (the reference's policy resource types). */
 export type GrantableType = 'Deployment' | 'Folder' | 'Workbook' | 'Report';
+
+const accessError = errorsOf(
+  'forbidden',
+  'deployment_not_found',
+  'folder_not_found',
+  'workbook_not_found',
+  'report_not_found',
+);
+
+/** The one code of each missing (or unreadable) resource type, the same on every route. */
+const NOT_FOUND = {
+  Deployment: 'deployment_not_found',
+  Folder: 'folder_not_found',
+  Workbook: 'workbook_not_found',
+  Report: 'report_not_found',
+} as const satisfies Record<GrantableType, Parameters<typeof accessError>[0]>;
 
 export interface ResourceRef {
   type: GrantableType;
@@ -79,7 +95,14 @@ export class AccessService {
     const granted = new Map<number, Set<Action>>();
     for (const [id, chain] of existing) {
       const owned = chain[0]?.ownerId === principal.userId && type !== 'Deployment';
-      granted.set(id, owned ? expandActions([contentActions(type)[2]]) : new Set());
+      const held: Set<Action> = owned ? expandActions([contentActions(type)[2]]) : new Set();
+      // Policies on every resource of a type (`["All"]`) reach each resource of it, and what
+      // is inside, as a grant on that very resource would.
+      for (const ref of chain) {
+        const wide = principal.typeActions.get(ref.type);
+        if (wide) for (const a of inheritedActions(ref.type, type, wide)) held.add(a);
+      }
+      granted.set(id, held);
     }
     if (existing.size === 0 || principal.isAdmin) return new AccessMap(principal.actions, granted);
 
@@ -144,9 +167,9 @@ export class AccessService {
     readAction: Action,
   ): Promise<void> {
     const access = await this.map(principal, type, [id]);
-    if (!access.can(id, readAction)) throw coreError('not_found', `${type} ${id} was not found`);
+    if (!access.can(id, readAction)) throw accessError(NOT_FOUND[type], `${type} ${id} was not found`);
     if (!access.can(id, action)) {
-      throw coreError(
+      throw accessError(
         'forbidden',
         `This operation requires the ${action} action on this ${type.toLowerCase()}`,
       );
@@ -165,7 +188,9 @@ export class AccessService {
     idColumn: string,
     firstParam: number,
   ): { sql: string; params: unknown[] } {
-    if (principal.actions.has(action)) return { sql: 'TRUE', params: [] };
+    if (principal.actions.has(action) || principal.typeActions.get(type)?.has(action)) {
+      return { sql: 'TRUE', params: [] };
+    }
     if (!principal.objectActions.has(action)) return { sql: 'FALSE', params: [] };
     const [a, u, r, t, g, gr] = [0, 1, 2, 3, 4, 5].map((i) => `$${firstParam + i}`);
     return {
@@ -197,7 +222,18 @@ export class AccessService {
     cols: { id: string; owner: string; workbookId?: string; folderChain?: string },
     firstParam: number,
   ): { sql: string; params: unknown[] } {
-    if (principal.actions.has(action)) return { sql: 'TRUE', params: [] };
+    const wide = (from: ContentType) => {
+      const held = principal.typeActions.get(from);
+      return held !== undefined && inheritedActions(from, type, held).has(action);
+    };
+    if (principal.actions.has(action) || wide(type)) return { sql: 'TRUE', params: [] };
+    // Policies on every workbook or every folder reach what is in a workbook, or in a folder.
+    const inside: string[] = [];
+    if (cols.workbookId && wide('Workbook')) inside.push(`${cols.workbookId} IS NOT NULL`);
+    if (cols.folderChain && wide('Folder')) {
+      inside.push(`COALESCE((${cols.folderChain})[cardinality(${cols.folderChain})] IS NOT NULL, FALSE)`);
+    }
+    const insideSql = inside.map((c) => ` OR ${c}`).join('');
     const [a, u, r, gr] = [0, 1, 2, 3].map((i) => `$${firstParam + i}`);
     const params: unknown[] = [principal.accountId, principal.userId, principal.roleIds, principal.groupIds];
     const param = (v: unknown) => {
@@ -205,7 +241,7 @@ export class AccessService {
       return `$${firstParam + params.length - 1}`;
     };
     if (!principal.objectActions.size) {
-      return { sql: `${cols.owner} = $${firstParam}`, params: [principal.userId] };
+      return { sql: `(${cols.owner} = $${firstParam}${insideSql})`, params: [principal.userId] };
     }
     const ownerSql = `${cols.owner} = ${u}`;
     const alternatives = [
@@ -222,7 +258,7 @@ export class AccessService {
       );
     }
     return {
-      sql: `(${ownerSql} OR EXISTS (SELECT 1 FROM policies p WHERE p.account_id = ${a}
+      sql: `(${ownerSql}${insideSql} OR EXISTS (SELECT 1 FROM policies p WHERE p.account_id = ${a}
         AND ((p.principal_type = 'user' AND p.principal_id = ${u}) OR (p.principal_type = 'role' AND p.principal_id = ANY(${r}))
           OR (p.principal_type = 'group' AND p.principal_id = ANY(${gr})))
         AND (${alternatives.join(' OR ')})))`,

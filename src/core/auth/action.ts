@@ -103,7 +103,10 @@ export interface BuiltInRole {
   actions: readonly Action[];
 }
 
-/** Roles every account has. A user lists them by name in `defaultRoles`. */
+/**
+ * Roles every account has, named as on the reference platform (its custom roles may not take
+ * these names). A user lists them by name in `defaultRoles`.
+ */
 export const BUILT_IN_ROLES: readonly BuiltInRole[] = [
   { name: 'Admin', actions: [Action.All] },
   {
@@ -122,7 +125,18 @@ export const BUILT_IN_ROLES: readonly BuiltInRole[] = [
     ],
   },
   {
-    name: 'Explorer',
+    name: 'AIBIDeveloper',
+    actions: [
+      Action.DeploymentRead,
+      Action.PlaygroundRead,
+      Action.ReportManage,
+      Action.WorkbookManage,
+      Action.FolderManage,
+      Action.DownloadData,
+    ],
+  },
+  {
+    name: 'AIBIUser',
     actions: [
       Action.DeploymentRead,
       Action.PlaygroundRead,
@@ -133,12 +147,33 @@ export const BUILT_IN_ROLES: readonly BuiltInRole[] = [
     ],
   },
   {
-    name: 'Viewer',
+    name: 'AIBIViewer',
     actions: [Action.DeploymentRead, Action.ReportRead, Action.WorkbookRead, Action.FolderRead],
   },
+  { name: 'D3User', actions: [Action.DeploymentRead, Action.AgentRead, Action.ChatThreadRead] },
+  { name: 'EmbedUser', actions: [Action.EmbedDeploymentRead, Action.EmbedDashboardRead] },
+  // Sees only what is shared with the user through grants.
+  { name: 'Guest', actions: [] },
 ];
 
 export const BUILT_IN_ROLE_NAMES = BUILT_IN_ROLES.map((r) => r.name);
+
+/**
+ * Names this service used before it took the reference's. Accepted on input and stored under
+ * the new name; migration `BuiltInRoleNames1764200000010` renamed the stored ones.
+ */
+export const LEGACY_ROLE_NAMES: Readonly<Record<string, string>> = {
+  Explorer: 'AIBIUser',
+  Viewer: 'AIBIViewer',
+};
+
+/** A role list with legacy names replaced by the current ones; anything else is left to validation. */
+export function canonicalRoleNames(value: unknown): unknown {
+  if (!Array.isArray(value)) return value;
+  return value.map((n) =>
+    typeof n === 'string' && Object.hasOwn(LEGACY_ROLE_NAMES, n) ? LEGACY_ROLE_NAMES[n] : n,
+  );
+}
 
 export function builtInRoleActions(names: readonly string[]): Action[] {
   return BUILT_IN_ROLES.filter((r) => names.includes(r.name)).flatMap((r) => r.actions);

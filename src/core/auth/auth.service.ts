@@ -16,10 +16,23 @@ interface TokenRow {
   groupIds: number[];
   globalActions: string[];
   objectActions: string[];
+  /** `Type:Action` of policies on every resource of a type. */
+  typeActions: string[];
 }
 
 /** Writing `last_used_at` on every request would turn every read into a write. */
 const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** `Type:Action` pairs as expanded actions by resource type. */
+function byType(pairs: readonly string[]): Map<string, ReadonlySet<Action>> {
+  const grouped = new Map<string, string[]>();
+  for (const pair of pairs) {
+    const at = pair.indexOf(':');
+    const type = pair.slice(0, at);
+    grouped.set(type, [...(grouped.get(type) ?? []), pair.slice(at + 1)]);
+  }
+  return new Map([...grouped].map(([type, actions]) => [type, expandActions(actions)]));
+}
 
 @Injectable()
 export class AuthService {
@@ -43,6 +56,7 @@ export class AuthService {
       groupIds: row.groupIds,
       actions,
       objectActions: expandActions(row.objectActions),
+      typeActions: byType(row.typeActions),
       isAdmin: actions.has(Action.All),
     };
   }

@@ -14,5 +14,10 @@ export interface Principal {
   actions: ReadonlySet<Action>;
   /** Actions held on at least one individual resource through object-level grants, expanded. */
   objectActions: ReadonlySet<Action>;
+  /**
+   * Actions held on every resource of a type (a policy whose `resources` is `["All"]`), by
+   * resource type, expanded. Also counted in `objectActions`.
+   */
+  typeActions: ReadonlyMap<string, ReadonlySet<Action>>;
   isAdmin: boolean;
 }

@@ -1,6 +1,7 @@
 /**
  * One query resolves a token to its user, the user's groups, the roles they hold directly or
- * through a group, and the actions those carry. Revoked, expired and deactivated credentials
+ * through a group, and the actions those carry (account-wide, on some resource, and on every
+ * resource of a type: `typeActions`, as `Type:Action`). Revoked, expired and deactivated credentials
  * resolve to nothing.
  */
 export const TOKEN_SQL = `
@@ -21,7 +22,7 @@ WITH k AS (
   ) g
   WHERE u.is_deactivated = false
 ), p AS (
-  SELECT p.resource_type, p.action FROM policies p, u
+  SELECT p.resource_type, p.resource_id, p.action FROM policies p, u
   WHERE p.account_id = u.account_id
     AND ((p.principal_type = 'user' AND p.principal_id = u.id)
       OR (p.principal_type = 'role' AND p.principal_id = ANY(u.role_ids))
@@ -30,5 +31,7 @@ WITH k AS (
 SELECT k.id AS "keyId", k.last_used_at AS "lastUsedAt", u.id AS "userId", u.account_id AS "accountId",
        u.email, u.default_roles AS "defaultRoles", u.role_ids AS "roleIds", u.group_ids AS "groupIds",
        COALESCE(ARRAY(SELECT DISTINCT action FROM p WHERE resource_type = 'Global'), '{}') AS "globalActions",
-       COALESCE(ARRAY(SELECT DISTINCT action FROM p WHERE resource_type <> 'Global'), '{}') AS "objectActions"
+       COALESCE(ARRAY(SELECT DISTINCT action FROM p WHERE resource_type <> 'Global'), '{}') AS "objectActions",
+       COALESCE(ARRAY(SELECT DISTINCT resource_type || ':' || action FROM p
+         WHERE resource_type <> 'Global' AND resource_id = '*'), '{}') AS "typeActions"
 FROM u JOIN k ON k.user_id = u.id`;

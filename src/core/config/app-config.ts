@@ -12,6 +12,12 @@ export interface DatabaseConfig {
   poolSize: number;
   dataDir: string;
   runMigrations: boolean;
+  /** Server-side bound of one statement (`statement_timeout`), ms; 0 = none. PostgreSQL only. */
+  statementTimeoutMs: number;
+  /** Server-side bound of a wait for a lock (`lock_timeout`), ms; 0 = none. PostgreSQL only. */
+  lockTimeoutMs: number;
+  /** Longest wait for a new connection, or for a free one of the pool, ms. */
+  connectTimeoutMs: number;
 }
 
 export interface QueueConfig {
@@ -21,6 +27,8 @@ export interface QueueConfig {
   runJobsInProcess: boolean;
   enqueueTimeoutMs: number;
   relayIntervalMs: number;
+  /** Seconds a started job (and the run it claimed) may go without a heartbeat before it is recovered. */
+  jobLeaseSeconds: number;
 }
 
 export interface HttpConfig {
@@ -33,6 +41,10 @@ export interface HttpConfig {
   bodyLimit: string;
   rateLimitMax: number;
   rateLimitWindowSeconds: number;
+  /** Failed authentications (401 answers) per client address and window; 0 turns the check off. */
+  authFailureLimitMax: number;
+  /** Origins allowed to call the API from a browser: exact origins, or `['*']`; empty: none. */
+  corsOrigins: string[];
   shutdownTimeoutMs: number;
 }
 
@@ -52,6 +64,9 @@ export const ENV_KEYS = [
   'HOST',
   'DATABASE_URL',
   'DATABASE_POOL_SIZE',
+  'DATABASE_STATEMENT_TIMEOUT_MS',
+  'DATABASE_LOCK_TIMEOUT_MS',
+  'DATABASE_CONNECT_TIMEOUT_MS',
   'DATA_DIR',
   'MIGRATIONS_RUN',
   'REDIS_URL',
@@ -59,6 +74,7 @@ export const ENV_KEYS = [
   'RUN_JOBS_IN_PROCESS',
   'QUEUE_ENQUEUE_TIMEOUT_MS',
   'OUTBOX_RELAY_INTERVAL_MS',
+  'JOB_LEASE_SECONDS',
   'REPORT_VIEW_FLUSH_MS',
   'EMBED_USERS_MAX',
   'SECRETS_KEY',
@@ -69,6 +85,8 @@ export const ENV_KEYS = [
   'BODY_LIMIT',
   'RATE_LIMIT_MAX',
   'RATE_LIMIT_WINDOW_SECONDS',
+  'AUTH_FAILURE_LIMIT_MAX',
+  'CORS_ORIGINS',
   'LOG_LEVEL',
   'SHUTDOWN_TIMEOUT_MS',
   'DEPLOYMENT_DOMAIN',
@@ -138,6 +156,9 @@ export class AppConfig {
       poolSize: env.DATABASE_POOL_SIZE ?? 10,
       dataDir: path.resolve(env.DATA_DIR ?? '.data'),
       runMigrations: env.MIGRATIONS_RUN ?? true,
+      statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS ?? 15_000,
+      lockTimeoutMs: env.DATABASE_LOCK_TIMEOUT_MS ?? 5_000,
+      connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS ?? 5_000,
     };
     this.queue = {
       redisUrl: env.REDIS_URL ?? null,
@@ -145,6 +166,7 @@ export class AppConfig {
       runJobsInProcess: role === 'worker' || (role === 'api' && (env.RUN_JOBS_IN_PROCESS ?? true)),
       enqueueTimeoutMs: env.QUEUE_ENQUEUE_TIMEOUT_MS ?? 2000,
       relayIntervalMs: env.OUTBOX_RELAY_INTERVAL_MS ?? 5000,
+      jobLeaseSeconds: env.JOB_LEASE_SECONDS ?? 300,
     };
     this.http = {
       port: env.PORT ?? 3000,
@@ -156,6 +178,8 @@ export class AppConfig {
       bodyLimit: env.BODY_LIMIT ?? '1mb',
       rateLimitMax: env.RATE_LIMIT_MAX ?? 1200,
       rateLimitWindowSeconds: env.RATE_LIMIT_WINDOW_SECONDS ?? 60,
+      authFailureLimitMax: env.AUTH_FAILURE_LIMIT_MAX ?? 30,
+      corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
       shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS ?? 10000,
     };
     this.logLevel = env.LOG_LEVEL ?? (role === 'cli' ? 'silent' : this.env === 'test' ? 'warn' : 'info');
@@ -185,6 +209,7 @@ export class AppConfig {
             apiSecret: env.USAGE_ANALYTICS_API_SECRET,
           }
         : null;
+    refuseUnreachableHttps(this);
   }
 
   get embedded(): boolean {
@@ -199,4 +224,57 @@ function parseTrustProxy(value: string | undefined): string | number | boolean {
   if (v === 'false') return false;
   if (/^\d+$/.test(v)) return Number(v);
   return v;
+}
+
+/**
+ * `CORS_ORIGINS`: exact origins as browsers send them (scheme, host and port only), or `*` alone.
+ * A near miss such as a trailing slash would never match, so it is refused at start-up.
+ */
+function parseCorsOrigins(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  const origins = [
+    ...new Set(
+      value
+        .split(',')
+        .map((o) => o.trim())
+        .filter((o) => o !== ''),
+    ),
+  ];
+  if (origins.includes('*')) {
+    if (origins.length > 1)
+      throw new ConfigError('Invalid configuration:\n  CORS_ORIGINS: `*` must stand alone');
+    return origins;
+  }
+  const bad = origins.filter((o) => {
+    try {
+      const url = new URL(o);
+      return !['http:', 'https:'].includes(url.protocol) || url.origin !== o;
+    } catch {
+      return true;
+    }
+  });
+  if (bad.length > 0) {
+    throw new ConfigError(
+      `Invalid configuration:\n  CORS_ORIGINS: ${bad.join(', ')} is not an origin ` +
+        '(scheme://host[:port], lower case, no path or trailing slash)',
+    );
+  }
+  return origins;
+}
+
+/**
+ * In production an API process with neither TLS nor a trusted proxy would answer every request
+ * `403 https_required`: refuse to start instead, naming the settings that fix it.
+ */
+function refuseUnreachableHttps(config: AppConfig): void {
+  const { http } = config;
+  const proxied = http.trustProxy !== false && http.trustProxy !== 0;
+  if (config.env !== 'production' || config.role !== 'api') return;
+  if (http.allowHttp || http.tlsCertFile || proxied) return;
+  throw new ConfigError(
+    'Invalid configuration:\n  NODE_ENV=production serves HTTPS only, but neither TLS_CERT_FILE and ' +
+      'TLS_KEY_FILE (TLS in the service) nor TRUST_PROXY (TLS at a proxy that sends ' +
+      'X-Forwarded-Proto) is set, so every request would be refused with 403 https_required. ' +
+      'Set one of them, or ALLOW_HTTP=true to serve plain HTTP (local use only).',
+  );
 }

@@ -36,6 +36,9 @@ export class EnvSchema {
   @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
   DATABASE_URL?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(200) DATABASE_POOL_SIZE?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(3600000) DATABASE_STATEMENT_TIMEOUT_MS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(3600000) DATABASE_LOCK_TIMEOUT_MS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(60000) DATABASE_CONNECT_TIMEOUT_MS?: number;
   @IsOptional() @IsString() @MinLength(1) DATA_DIR?: string;
   @IsOptional() @Transform(toBool) @IsBoolean() MIGRATIONS_RUN?: boolean;
 
@@ -48,6 +51,7 @@ export class EnvSchema {
   @IsOptional() @Transform(toBool) @IsBoolean() RUN_JOBS_IN_PROCESS?: boolean;
   @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(30000) QUEUE_ENQUEUE_TIMEOUT_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(600000) OUTBOX_RELAY_INTERVAL_MS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(5) @Max(86400) JOB_LEASE_SECONDS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(10) @Max(60000) REPORT_VIEW_FLUSH_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(100000000) EMBED_USERS_MAX?: number;
 
@@ -67,6 +71,9 @@ export class EnvSchema {
   BODY_LIMIT?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(1000000) RATE_LIMIT_MAX?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(86400) RATE_LIMIT_WINDOW_SECONDS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(1000000) AUTH_FAILURE_LIMIT_MAX?: number;
+  /** Comma-separated exact origins (`https://app.example.com`), or `*` alone; parsed in AppConfig. */
+  @IsOptional() @IsString() CORS_ORIGINS?: string;
 
   @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(600000) SHUTDOWN_TIMEOUT_MS?: number;

@@ -1,5 +1,11 @@
 import { Controller, Get, HttpStatus, Inject, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiOkResponse,
+  ApiOperation,
+  ApiProperty,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/access.decorators.js';
@@ -32,6 +38,7 @@ export class HealthController {
 
   @Get('live')
   @Public()
+  @ApiOperation({ summary: 'Liveness: the process answers', description: 'Checks no dependency.' })
   @ApiOkResponse({ type: LivenessDto })
   live(): LivenessDto {
     return { status: 'ok' };
@@ -39,6 +46,10 @@ export class HealthController {
 
   @Get('ready')
   @Public()
+  @ApiOperation({
+    summary: 'Readiness: the database and Redis answer',
+    description: '503 while the database (2 s) or, when configured, Redis (1 s) does not answer in time.',
+  })
   @ApiOkResponse({ type: ReadinessDto })
   @ApiServiceUnavailableResponse({ type: ReadinessDto })
   async ready(@Res({ passthrough: true }) res: Response): Promise<ReadinessDto> {

@@ -1,37 +1,15 @@
-import { HttpException, HttpStatus } from '@nestjs/common';
+import { HttpException, type HttpStatus } from '@nestjs/common';
 
-/** Codes shared by every module. Modules add their own through {@link defineErrors}. */
-export const CORE_ERRORS = {
-  bad_request: HttpStatus.BAD_REQUEST,
-  validation_failed: HttpStatus.BAD_REQUEST,
-  malformed_json: HttpStatus.BAD_REQUEST,
-  invalid_characters: HttpStatus.BAD_REQUEST,
-  invalid_cursor: HttpStatus.BAD_REQUEST,
-  pagination_conflict: HttpStatus.BAD_REQUEST,
-  unauthorized: HttpStatus.UNAUTHORIZED,
-  forbidden: HttpStatus.FORBIDDEN,
-  https_required: HttpStatus.FORBIDDEN,
-  not_found: HttpStatus.NOT_FOUND,
-  method_not_allowed: HttpStatus.METHOD_NOT_ALLOWED,
-  conflict: HttpStatus.CONFLICT,
-  payload_too_large: HttpStatus.PAYLOAD_TOO_LARGE,
-  unsupported_media_type: HttpStatus.UNSUPPORTED_MEDIA_TYPE,
-  rate_limited: HttpStatus.TOO_MANY_REQUESTS,
-  internal_error: HttpStatus.INTERNAL_SERVER_ERROR,
-  queue_unavailable: HttpStatus.SERVICE_UNAVAILABLE,
-  service_unavailable: HttpStatus.SERVICE_UNAVAILABLE,
-} as const satisfies Record<string, HttpStatus>;
-
-export type CoreErrorCode = keyof typeof CORE_ERRORS;
+import { ERROR_CODES, type ErrorCode } from './error-codes.js';
 
 /**
- * An error with a stable machine-readable `code`. The status comes from the code's table, so a
- * code without a status does not type-check.
+ * An error with a stable machine-readable `code`. Throw it through {@link errorsOf}, which takes
+ * the status from the catalogue, so a code that is not declared there does not type-check.
  */
 export class ApiError extends HttpException {
   constructor(
     status: HttpStatus,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string | string[],
   ) {
     super({ message, code }, status);
@@ -42,10 +20,26 @@ export class ApiError extends HttpException {
   }
 }
 
-/** Builds a typed thrower for one module's table of codes. */
-export function defineErrors<T extends Record<string, HttpStatus>>(table: T) {
-  return (code: keyof T & string, message: string | string[]): ApiError =>
-    new ApiError(table[code], code, message);
+/**
+ * A typed thrower for a slice of the catalogue ({@link ERROR_CODES}): a module lists the codes it
+ * answers and can throw no other; the status and meaning stay declared once.
+ */
+export function errorsOf<const C extends ErrorCode>(...codes: readonly C[]) {
+  const thrower = (code: C, message: string | string[]): ApiError =>
+    new ApiError(ERROR_CODES[code].status, code, message);
+  return Object.assign(thrower, { codes });
 }
 
-export const coreError = defineErrors(CORE_ERRORS);
+/** Codes any module may throw. A missing resource is a `<kind>_not_found` code instead of `not_found`. */
+export const coreError = errorsOf(
+  'bad_request',
+  'validation_failed',
+  'invalid_cursor',
+  'pagination_conflict',
+  'unauthorized',
+  'forbidden',
+  'conflict',
+  'unsupported_media_type',
+  'queue_unavailable',
+  'service_unavailable',
+);

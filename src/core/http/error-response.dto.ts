@@ -1,10 +1,13 @@
 import { ApiProperty } from '@nestjs/swagger';
 
-/** The one error shape of every endpoint. */
+/**
+ * The one error shape of every endpoint. Each operation's error responses carry examples with
+ * their own status and codes (see `@ApiErrors`); the codes are listed in `error-codes.ts`.
+ */
 export class ErrorResponseDto {
-  @ApiProperty({ example: 404 }) statusCode: number;
+  @ApiProperty({ description: 'The HTTP status, repeated', minimum: 400, maximum: 599 }) statusCode: number;
 
-  @ApiProperty({ example: 'Not Found' }) error: string;
+  @ApiProperty({ description: 'The reason phrase of the status' }) error: string;
 
   @ApiProperty({
     oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }],
@@ -12,5 +15,6 @@ export class ErrorResponseDto {
   })
   message: string | string[];
 
-  @ApiProperty({ example: 'not_found', description: 'Stable machine-readable code' }) code: string;
+  @ApiProperty({ description: 'Stable machine-readable code (see the error codes in the API conventions)' })
+  code: string;
 }

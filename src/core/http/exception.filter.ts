@@ -10,6 +10,8 @@ import {
 import type { Request, Response } from 'express';
 import { QueryFailedError } from 'typeorm';
 import { ApiError } from './api-error.js';
+import { databaseUnavailable } from '../database/unavailable.js';
+import { challengeIfUnauthorized } from './www-authenticate.js';
 
 export interface ErrorBody {
   statusCode: number;
@@ -67,6 +69,13 @@ export function toErrorBody(exception: unknown): ErrorBody {
       message,
     );
   }
+  if (databaseUnavailable(exception)) {
+    return errorBody(
+      503,
+      'database_unavailable',
+      'The database is unavailable or did not answer in time; retry shortly',
+    );
+  }
   if (exception instanceof QueryFailedError) {
     const pgCode = (exception.driverError as { code?: string } | undefined)?.code ?? '';
     const mapped = PG_CLIENT_ERRORS[pgCode];
@@ -102,6 +111,12 @@ const SCIM_TYPES: ReadonlySet<string> = new Set([
   'sensitive',
 ]);
 
+/** Core input errors raised before SCIM's own validation, in SCIM's vocabulary. */
+const SCIM_TYPE_OF_CORE_CODE: Readonly<Record<string, string>> = {
+  malformed_json: 'invalidSyntax',
+  invalid_characters: 'invalidValue',
+};
+
 const SCIM_PATH = /^\/api\/scim\/v2(\/|$)/;
 
 /**
@@ -109,6 +124,9 @@ const SCIM_PATH = /^\/api\/scim\/v2(\/|$)/;
  * 3.12, `application/scim+json`) under `/api/scim/v2`, where identity providers expect it.
  */
 export function sendError(req: Request, res: Response, body: ErrorBody): void {
+  // Every 503 is retryable; tell clients when (seconds).
+  if (body.statusCode === 503 && !res.getHeader('Retry-After')) res.setHeader('Retry-After', '5');
+  challengeIfUnauthorized(req, res, body.statusCode);
   if (!SCIM_PATH.test(req.path)) {
     res.status(body.statusCode).json(body);
     return;
@@ -123,8 +141,8 @@ export function sendError(req: Request, res: Response, body: ErrorBody): void {
         status: String(body.statusCode),
         ...(SCIM_TYPES.has(body.code)
           ? { scimType: body.code }
-          : body.code === 'malformed_json'
-            ? { scimType: 'invalidSyntax' }
+          : body.code in SCIM_TYPE_OF_CORE_CODE
+            ? { scimType: SCIM_TYPE_OF_CORE_CODE[body.code] }
             : {}),
         detail,
       }),

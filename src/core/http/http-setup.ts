@@ -1,11 +1,12 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import helmet from 'helmet';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AppConfig } from '../config/app-config.js';
-import { hashToken } from '../auth/token.js';
 import { assignRequestId } from '../logging/logging.module.js';
+import { corsMiddleware } from './cors.js';
 import { errorBody, sendError, toErrorBody } from './exception.filter.js';
+import { checkParsedInput, JSON_MEDIA_TYPES, requireJsonBody } from './input-guards.js';
+import { configureRateLimits } from './rate-limit.js';
 
 const PROBES = /^\/health\/(live|ready)\/?$/;
 
@@ -16,16 +17,9 @@ function containsNul(value: unknown, depth = 0): boolean {
   return Object.entries(value).some(([k, v]) => k.includes('\u0000') || containsNul(v, depth + 1));
 }
 
-/** The rate-limit key: the token's hash when one is sent, else the client address. */
-function rateLimitKey(req: Request): string {
-  const auth = req.headers.authorization;
-  const token = auth ? /^(?:Bearer|Api-Key) +(\S+)/i.exec(auth)?.[1] : undefined;
-  return token ? `t:${hashToken(token)}` : `ip:${ipKeyGenerator(req.ip ?? '')}`;
-}
-
 /**
- * Express-level conventions, applied before Nest's router: HTTPS enforcement, security headers,
- * rate limiting, the JSON body parser with its size limit, and rejection of NUL characters
+ * Express-level conventions, applied before Nest's router: HTTPS enforcement, CORS, security
+ * headers, rate limiting, the JSON body parser with its size limit, and rejection of NUL characters
  * (PostgreSQL cannot store them). Every failure answers in the one error shape.
  */
 export function configureHttp(app: NestExpressApplication, config: AppConfig): void {
@@ -46,6 +40,7 @@ export function configureHttp(app: NestExpressApplication, config: AppConfig): v
       errorBody(403, 'https_required', 'This API is only served over HTTPS; retry with https://'),
     );
   });
+  app.use(corsMiddleware(http));
 
   app.use(
     helmet({
@@ -63,33 +58,11 @@ export function configureHttp(app: NestExpressApplication, config: AppConfig): v
     }),
   );
 
-  if (http.rateLimitMax > 0) {
-    app.use(
-      rateLimit({
-        windowMs: http.rateLimitWindowSeconds * 1000,
-        limit: http.rateLimitMax,
-        standardHeaders: 'draft-8',
-        legacyHeaders: false,
-        keyGenerator: rateLimitKey,
-        skip: (req) => PROBES.test(req.path),
-        handler: (req, res) => {
-          sendError(
-            req,
-            res,
-            errorBody(
-              429,
-              'rate_limited',
-              'Too many requests for this token; retry after the Retry-After delay',
-            ),
-          );
-        },
-      }),
-    );
-  }
+  configureRateLimits(app, config);
 
-  app.use(
-    express.json({ limit: http.bodyLimit, strict: true, type: ['application/json', 'application/*+json'] }),
-  );
+  app.use(requireJsonBody);
+  app.use(express.json({ limit: http.bodyLimit, strict: true, type: JSON_MEDIA_TYPES }));
+  app.use(checkParsedInput);
   app.use((req: Request, res: Response, next: NextFunction) => {
     const rawUrl = req.originalUrl;
     if (/%00/.test(rawUrl) || containsNul(req.body)) {

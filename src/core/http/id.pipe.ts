@@ -1,4 +1,5 @@
 import { Injectable, Param, type PipeTransform } from '@nestjs/common';
+import { ApiParam } from '@nestjs/swagger';
 import { coreError } from './api-error.js';
 
 /** Path ids are PostgreSQL integers: 1 to 2^31-1. Anything else is a 400 naming the parameter. */
@@ -14,5 +15,18 @@ export class IdPipe implements PipeTransform<string, number> {
   }
 }
 
-/** `@IdParam('deploymentId') deploymentId: number` */
-export const IdParam = (name: string): ParameterDecorator => Param(name, new IdPipe(name));
+/** `@IdParam('deploymentId') deploymentId: number`; documented as the integer range it accepts. */
+export const IdParam =
+  (name: string): ParameterDecorator =>
+  (target, key, index) => {
+    Param(name, new IdPipe(name))(target, key, index);
+    if (key === undefined) return;
+    const descriptor = Object.getOwnPropertyDescriptor(target, key);
+    if (descriptor) {
+      ApiParam({ name, schema: { type: 'integer', minimum: 1, maximum: 2_147_483_647 } })(
+        target,
+        key,
+        descriptor,
+      );
+    }
+  };

@@ -8,6 +8,10 @@ import { OpenApiDocument } from './openapi-document.js';
 export class SpecController {
   constructor(private readonly document: OpenApiDocument) {}
 
+  /**
+   * An API route, so it needs a token like every other (the spec's rule); the same document is
+   * public as documentation at /docs, which a browser must open without one.
+   */
   @Get()
   @Authenticated()
   @ApiOperation({ summary: 'The OpenAPI 3.1 document of this API' })

@@ -46,8 +46,39 @@ export class StrictValidationPipe extends ValidationPipe {
     ) {
       throw coreError('validation_failed', ['The request body must be a JSON object']);
     }
+    if ((metadata.type === 'body' || metadata.type === 'query') && isClass(metadata.metatype)) {
+      const dropped = droppedKeys(value);
+      if (dropped.length > 0) {
+        throw coreError(
+          'validation_failed',
+          dropped.map((path) => `property ${path} should not exist`),
+        );
+      }
+    }
     return super.transform(value, metadata);
   }
+}
+
+/**
+ * Keys class-transformer skips at every level (its guard against prototype pollution), so they
+ * would be dropped without a word instead of rejected like any other unknown field.
+ */
+const DROPPED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor']);
+
+/** The paths of such keys, found without recursion (the body's depth is bounded, but no stack is needed). */
+function droppedKeys(value: unknown): string[] {
+  const found: string[] = [];
+  const stack: Array<[unknown, string]> = [[value, '']];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    for (const [key, child] of Object.entries(v)) {
+      const childPath = path ? `${path}.${key}` : key;
+      if (DROPPED_KEYS.has(key)) found.push(childPath);
+      else stack.push([child, childPath]);
+    }
+  }
+  return found.sort();
 }
 
 function isClass(t: unknown): boolean {

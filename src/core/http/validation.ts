@@ -191,7 +191,14 @@ export function NestedField(
     doc(opts, { type: () => type(), isArray: opts.isArray, maxItems: opts.maxItems }),
     ...presence(opts),
     ...(opts.isArray
-      ? [IsArray(), ArrayMaxSize(opts.maxItems ?? 1000)]
+      ? [
+          IsArray(),
+          ArrayMaxSize(opts.maxItems ?? 1000),
+          // ValidateNested accepts an array as an element (it validates the inner elements
+          // instead), so `[[]]` would reach the service as a list of arrays; each element must be
+          // an object of the class.
+          IsObject({ each: true, message: 'each value in $property must be an object' }),
+        ]
       : [IsObject({ message: '$property must be an object' })]),
     ValidateNested({ each: opts.isArray }),
     Type(type),

@@ -6,7 +6,7 @@ import { AppConfig } from '../config/app-config.js';
 import { withTimeout } from '../timeout.js';
 import type { DispatchableJob, JobDispatcher } from './dispatcher.js';
 import { JOB_QUEUES, QueueName } from './jobs.js';
-import { MAX_ATTEMPTS, OutboxRepository } from './outbox.repository.js';
+import { MAX_ATTEMPTS, OutboxRepository, queueJobId } from './outbox.repository.js';
 
 /** Hands jobs to Bull queues in Redis, within a bounded time. */
 @Injectable()
@@ -43,7 +43,9 @@ export class BullDispatcher implements JobDispatcher {
         job.name,
         { outboxId: job.id, payload: job.payload },
         {
-          jobId: `outbox-${job.id}`,
+          // Numbered per hand-over: Bull ignores an add whose id it still holds (as a completed
+          // or failed job too), which would swallow a re-dispatch under the first id.
+          jobId: queueJobId(job.id, job.handover),
           attempts: MAX_ATTEMPTS,
           backoff: { type: 'exponential', delay: 5_000 },
           removeOnComplete: 1_000,
@@ -53,7 +55,24 @@ export class BullDispatcher implements JobDispatcher {
       this.config.queue.enqueueTimeoutMs,
       'enqueue',
     );
-    await this.outbox.markDispatched(job.id);
+    await this.outbox.markDispatched(job.id, job.handover, this.config.queue.jobLeaseSeconds);
+  }
+
+  async redispatch(job: DispatchableJob): Promise<boolean> {
+    const queue = this.queues.get(JOB_QUEUES[job.name])!;
+    if (queue.client.status !== 'ready') throw new Error('Redis is not connected');
+    const held = await withTimeout(
+      queue.getJob(queueJobId(job.id, job.handover)),
+      this.config.queue.enqueueTimeoutMs,
+      'get job',
+    );
+    const state = held ? await held.getState() : null;
+    // Waiting its turn (or its retry back-off): the queue still has it; the claim extended the
+    // lease. Missing (Redis lost it), active without a heartbeat (its worker died), completed or
+    // failed without the row being finished: hand it over again.
+    if (state === 'waiting' || state === 'delayed' || state === 'paused') return false;
+    await this.dispatch({ ...job, handover: job.handover + 1 });
+    return true;
   }
 
   async check(): Promise<string | null> {

@@ -1,6 +1,8 @@
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import type { Job } from 'bull';
+import { AppConfig } from '../config/app-config.js';
 import { BullDispatcher } from './bull.dispatcher.js';
+import { startHeartbeat } from './heartbeat.js';
 import { JobHandlers } from './job-handlers.js';
 import type { JobName, JobPayloads } from './jobs.js';
 import { OutboxRepository } from './outbox.repository.js';
@@ -25,6 +27,7 @@ export class BullWorkers implements OnApplicationBootstrap {
     private readonly dispatcher: BullDispatcher,
     private readonly handlers: JobHandlers,
     private readonly outbox: OutboxRepository,
+    private readonly config: AppConfig,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -40,7 +43,13 @@ export class BullWorkers implements OnApplicationBootstrap {
 
   private async handle(job: Job<BullJobData>): Promise<void> {
     const { outboxId, payload } = job.data;
+    // The heartbeat keeps the row's lease while this worker lives; once it stops, the relay
+    // takes the job for lost and hands it over again.
+    const lease = this.config.queue.jobLeaseSeconds;
+    const renew = () => this.outbox.renewLease(outboxId, lease);
+    const stop = startHeartbeat(renew, Math.max(1000, (lease * 1000) / 3));
     try {
+      await renew().catch(() => undefined);
       await this.handlers.run(job.name as JobName, payload);
       await this.outbox.markDone(outboxId);
     } catch (err) {
@@ -48,6 +57,8 @@ export class BullWorkers implements OnApplicationBootstrap {
       this.logger.warn({ jobId: outboxId, job: job.name, err, final }, 'job failed');
       await this.outbox.noteAttempt(outboxId, String(err), final).catch(() => undefined);
       throw err;
+    } finally {
+      stop();
     }
   }
 }

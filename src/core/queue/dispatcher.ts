@@ -1,10 +1,12 @@
 import type { JobName, JobPayloads } from './jobs.js';
 
 export interface DispatchableJob<N extends JobName = JobName> {
-  /** The outbox row id; also the queue's job id, so a job dispatched twice is stored once. */
+  /** The outbox row id; with `handover`, the queue's job id, so a hand-over repeated is stored once. */
   id: string;
   name: N;
   payload: JobPayloads[N];
+  /** Which hand-over of the row this is (1 the first); numbers the queue's job id. */
+  handover: number;
 }
 
 /** Hands recorded jobs to whatever runs them: Bull over Redis, or this process. */
@@ -14,6 +16,12 @@ export interface JobDispatcher {
   available(): boolean;
   /** Hands the job over; rejects within the enqueue timeout when that fails. */
   dispatch(job: DispatchableJob): Promise<void>;
+  /**
+   * Hands over again a job handed over before whose lease expired: keeps it when the queue
+   * still holds it, waiting to run; otherwise (lost, or its worker died) adds it anew under
+   * the next hand-over's id. Resolves to whether it was handed over again.
+   */
+  redispatch(job: DispatchableJob): Promise<boolean>;
   /** Readiness: null when healthy, else a reason. */
   check(): Promise<string | null>;
 }

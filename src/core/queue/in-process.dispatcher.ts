@@ -1,10 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '../config/app-config.js';
+import { startHeartbeat } from './heartbeat.js';
 import type { DispatchableJob, JobDispatcher } from './dispatcher.js';
 import { JobHandlers } from './job-handlers.js';
 import { OutboxRepository } from './outbox.repository.js';
-
-/** Seconds a running in-process job holds its row before the relay may run it again. */
-const LEASE_SECONDS = 300;
 
 /** Runs jobs in this process (no REDIS_URL). The outbox row is the job's durable record. */
 @Injectable()
@@ -16,6 +15,7 @@ export class InProcessDispatcher implements JobDispatcher {
   constructor(
     private readonly handlers: JobHandlers,
     private readonly outbox: OutboxRepository,
+    private readonly config: AppConfig,
   ) {}
 
   available(): boolean {
@@ -28,6 +28,12 @@ export class InProcessDispatcher implements JobDispatcher {
     return Promise.resolve();
   }
 
+  /** In-process rows stay `pending` (leased) while they run, so this is a plain dispatch. */
+  async redispatch(job: DispatchableJob): Promise<boolean> {
+    await this.dispatch(job);
+    return true;
+  }
+
   check(): Promise<string | null> {
     return Promise.resolve(null);
   }
@@ -38,13 +44,20 @@ export class InProcessDispatcher implements JobDispatcher {
   }
 
   private async run(job: DispatchableJob): Promise<void> {
+    // The row stays `pending` and leased while the job runs; if this process dies, the lease
+    // runs out and the relay of this or another process runs the job again.
+    const lease = this.config.queue.jobLeaseSeconds;
+    const renew = () => this.outbox.lease(job.id, lease);
+    const stop = startHeartbeat(renew, Math.max(1000, (lease * 1000) / 3));
     try {
-      await this.outbox.lease(job.id, LEASE_SECONDS);
+      await renew();
       await this.handlers.run(job.name, job.payload);
       await this.outbox.markDone(job.id);
     } catch (err) {
       this.logger.warn({ jobId: job.id, job: job.name, err }, 'job failed; it will be retried');
       await this.outbox.markFailed(job.id, String(err), true).catch(() => undefined);
+    } finally {
+      stop();
     }
   }
 }

@@ -3,8 +3,9 @@ import type { JobHandler, JobName, JobPayloads } from './jobs.js';
 
 /**
  * Domain modules register the handler of each of their jobs here at start-up; the Bull
- * processors and the in-process runner both call through it. Handlers must be idempotent:
- * a job can run more than once (a worker killed mid-job has it re-run).
+ * processors and the in-process runner both call through it. Handlers must be idempotent and
+ * safe to run again after a crash: a job can run more than once. The contract, and `RunLeases`
+ * for work with a status of its own, are in `README.md` of this folder.
  */
 @Injectable()
 export class JobHandlers {

@@ -4,10 +4,13 @@ export type OutboxStatus = 'pending' | 'dispatched' | 'done' | 'failed';
 
 /**
  * A job recorded in the same transaction as the write that caused it. The relay hands pending
- * rows to the queue, so a job is never lost when Redis is down between commit and enqueue.
+ * rows to the queue, so a job is never lost when Redis is down between commit and enqueue, and
+ * hands `dispatched` rows over again once their lease runs out (Redis lost them, or their worker
+ * died).
  */
 @Entity('job_outbox')
 @Index('ix_job_outbox_pending', ['status', 'availableAt'])
+@Index('ix_job_outbox_dispatched', ['leaseUntil'], { where: `status = 'dispatched'` })
 export class OutboxJob {
   @PrimaryGeneratedColumn({ type: 'bigint' }) id: string;
 
@@ -30,4 +33,10 @@ export class OutboxJob {
   @Column({ type: 'timestamptz', nullable: true }) dispatchedAt: Date | null;
 
   @Column({ type: 'timestamptz', nullable: true }) completedAt: Date | null;
+
+  /** While `dispatched`: until when the queue holds it; renewed by the worker running it. */
+  @Column({ type: 'timestamptz', nullable: true }) leaseUntil: Date | null;
+
+  /** How many times it was handed to the queue; numbers the queue job id of each hand-over. */
+  @Column({ type: 'integer', default: 0 }) dispatches: number;
 }

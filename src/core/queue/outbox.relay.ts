@@ -8,10 +8,14 @@ import {
 import { AppConfig } from '../config/app-config.js';
 import { JOB_DISPATCHER, type JobDispatcher } from './dispatcher.js';
 import { OutboxRepository } from './outbox.repository.js';
+import { RunLeases } from './run-leases.js';
 
 /**
- * Periodically hands the queue the jobs whose dispatch did not happen (Redis was down between
- * commit and enqueue, or the process died), and retries failed in-process jobs.
+ * Periodically, in every API and worker process: re-queues runs stuck past their lease (their
+ * worker died), hands the queue the jobs whose dispatch did not happen (Redis was down between
+ * commit and enqueue, or the process died) or that the queue lost (handed over, but not
+ * finished within their lease: Redis restarted without its data, or the worker died), and
+ * retries failed in-process jobs.
  */
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -23,6 +27,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly config: AppConfig,
     private readonly outbox: OutboxRepository,
     @Inject(JOB_DISPATCHER) private readonly dispatcher: JobDispatcher,
+    private readonly runs: RunLeases,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -37,15 +42,21 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     await this.pass;
   }
 
-  /** One pass; returns how many jobs were handed over. */
+  /** One pass; returns how many jobs were handed over (recovered runs included). */
   async relayOnce(): Promise<number> {
     if (!this.dispatcher.available()) return 0;
     let handed = 0;
     try {
-      const jobs = await this.outbox.claimDue(100, 60);
-      for (const job of jobs) {
+      handed += await this.runs.recoverStuck();
+      for (const job of await this.outbox.claimDue(100, 60)) {
         await this.dispatcher.dispatch(job);
         handed += 1;
+      }
+      for (const job of await this.outbox.claimLost(100, this.config.queue.jobLeaseSeconds)) {
+        if (await this.dispatcher.redispatch(job)) {
+          this.logger.warn({ jobId: job.id, job: job.name }, 'job lost by the queue; handed over again');
+          handed += 1;
+        }
       }
     } catch (err) {
       this.logger.warn({ err }, 'outbox relay pass failed');

@@ -8,6 +8,12 @@ import { queryRows } from '../database/sql.js';
 /** Seconds a freshly recorded job waits before the relay may pick it up. */
 const DISPATCH_GRACE_SECONDS = 15;
 export const MAX_ATTEMPTS = 5;
+/** Hand-overs after which a job the queue keeps losing is marked failed. */
+export const MAX_DISPATCHES = 10;
+
+/** The queue job id of a row's `handover`-th hand-over: a re-dispatch never reuses an old id. */
+export const queueJobId = (id: string, handover: number): string =>
+  handover <= 1 ? `outbox-${id}` : `outbox-${id}-${handover}`;
 
 /** SQL over `job_outbox`; see {@link OutboxJob}. */
 @Injectable()
@@ -24,7 +30,7 @@ export class OutboxRepository {
        VALUES ($1, $2, $3, now() + make_interval(secs => $4)) RETURNING id`,
       [JOB_QUEUES[name], name, JSON.stringify(payload), DISPATCH_GRACE_SECONDS],
     );
-    return { id: rows[0].id, name, payload };
+    return { id: rows[0].id, name, payload, handover: 1 };
   }
 
   /** Claims due pending jobs for this relay pass, leasing them so no other replica takes them. */
@@ -35,7 +41,30 @@ export class OutboxRepository {
        WHERE id IN (
          SELECT id FROM job_outbox WHERE status = 'pending' AND available_at <= now()
          ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
-       RETURNING id, name, payload`,
+       RETURNING id, name, payload, dispatches + 1 AS handover`,
+      [limit, leaseSeconds],
+    );
+  }
+
+  /**
+   * Claims rows handed to the queue whose lease expired: no worker renewed it, so Redis may have
+   * lost the job, or its worker died. Extends their lease for this pass. `handover` is the
+   * number of the current hand-over; rows handed over too often are marked failed first.
+   */
+  async claimLost(limit: number, leaseSeconds: number): Promise<DispatchableJob[]> {
+    await this.dataSource.query(
+      `UPDATE job_outbox SET status = 'failed', lease_until = NULL,
+         last_error = 'lost by the queue ' || dispatches || ' times'
+       WHERE status = 'dispatched' AND COALESCE(lease_until, '-infinity') < now() AND dispatches >= $1`,
+      [MAX_DISPATCHES],
+    );
+    return queryRows<DispatchableJob>(
+      this.dataSource,
+      `UPDATE job_outbox SET lease_until = now() + make_interval(secs => $2)
+       WHERE id IN (
+         SELECT id FROM job_outbox WHERE status = 'dispatched' AND COALESCE(lease_until, '-infinity') < now()
+         ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+       RETURNING id, name, payload, GREATEST(dispatches, 1) AS handover`,
       [limit, leaseSeconds],
     );
   }
@@ -47,16 +76,29 @@ export class OutboxRepository {
     );
   }
 
-  async markDispatched(id: string): Promise<void> {
+  /** Records a hand-over to the queue, leased: a row not finished within it is handed over again. */
+  async markDispatched(id: string, handover: number, leaseSeconds: number): Promise<void> {
     await this.dataSource.query(
-      `UPDATE job_outbox SET status = 'dispatched', dispatched_at = now() WHERE id = $1 AND status = 'pending'`,
-      [id],
+      `UPDATE job_outbox SET status = 'dispatched', dispatched_at = now(), dispatches = GREATEST(dispatches, $2),
+         lease_until = now() + make_interval(secs => $3)
+       WHERE id = $1 AND status IN ('pending', 'dispatched')`,
+      [id, handover, leaseSeconds],
+    );
+  }
+
+  /** A worker runs the job: extends its lease (called again as a heartbeat while it runs). */
+  async renewLease(id: string, leaseSeconds: number): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE job_outbox SET lease_until = now() + make_interval(secs => $2)
+       WHERE id = $1 AND status = 'dispatched'`,
+      [id, leaseSeconds],
     );
   }
 
   async markDone(id: string): Promise<void> {
     await this.dataSource.query(
-      `UPDATE job_outbox SET status = 'done', completed_at = now(), attempts = attempts + 1, last_error = NULL
+      `UPDATE job_outbox SET status = 'done', completed_at = now(), attempts = attempts + 1, last_error = NULL,
+         lease_until = NULL
        WHERE id = $1`,
       [id],
     );

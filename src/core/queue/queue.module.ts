@@ -22,6 +22,7 @@ import { OutboxJob } from './outbox-job.entity.js';
 import { OutboxRelay } from './outbox.relay.js';
 import { OutboxRepository } from './outbox.repository.js';
 import { BullRedisClients } from './redis.js';
+import { RunLeases } from './run-leases.js';
 
 /** Closes queues, or waits for in-process jobs, when the application shuts down. */
 @Injectable()
@@ -50,11 +51,12 @@ export class QueueModule {
       JobHandlers,
       OutboxRepository,
       JobQueue,
+      RunLeases,
       QueueCloser,
       ...(config.role === 'cli' ? [] : [OutboxRelay]),
     ];
     const entities = TypeOrmModule.forFeature([OutboxJob]);
-    const exports = [JobHandlers, JobQueue, JOB_DISPATCHER];
+    const exports = [JobHandlers, JobQueue, RunLeases, JOB_DISPATCHER];
     const redisUrl = config.queue.redisUrl;
     if (!redisUrl) {
       return {

@@ -23,6 +23,8 @@ import {
   UpdateDeploymentDto,
 } from './dto/deployment.dto.js';
 import { RegionsService } from './regions.service.js';
+import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import { CREATE_DEPLOYMENT_EXAMPLES, UPDATE_DEPLOYMENT_EXAMPLES } from './deployment.examples.js';
 
 @ApiTags('Deployments')
 @Controller('api/v1/deployments')
@@ -33,7 +35,7 @@ export class DeploymentsController {
   @RequireObjectAction(Action.DeploymentRead)
   @ApiOperation({ summary: 'List deployments the caller can read' })
   @ApiOkResponse({ type: DeploymentsListDto })
-  @ApiErrors(400)
+  @ApiErrors('validation_failed', 'invalid_cursor', 'pagination_conflict')
   getDeployments(
     @CurrentPrincipal() actor: Principal,
     @Query() query: DeploymentsQueryDto,
@@ -45,7 +47,7 @@ export class DeploymentsController {
   @RequireObjectAction(Action.DeploymentRead)
   @ApiOperation({ summary: 'Get a deployment' })
   @ApiOkResponse({ type: DeploymentDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'deployment_not_found')
   getDeployment(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') id: number,
@@ -62,7 +64,8 @@ export class DeploymentsController {
       'releaseChannelVersion must be one of the versions of the target release channel.',
   })
   @ApiOkResponse({ type: DeploymentSettingsDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'release_version_invalid', 'deployment_not_found')
+  @ApiBodyExamples(UpdateDeploymentDto, UPDATE_DEPLOYMENT_EXAMPLES)
   updateDeployment(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') id: number,
@@ -75,7 +78,7 @@ export class DeploymentsController {
   @RequireObjectAction(Action.DeploymentDelete)
   @ApiOperation({ summary: 'Delete a deployment and everything in it' })
   @ApiOkResponse({ type: DeploymentDeleteResponseDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'deployment_not_found')
   async deleteDeployment(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') id: number,
@@ -95,7 +98,8 @@ export class DeploymentCreationController {
   @RequireActions(Action.DeploymentCreate)
   @ApiOperation({ summary: 'Create a deployment with an empty starter project and queue its first build' })
   @ApiOkResponse({ type: DeploymentDto })
-  @ApiErrors(400, 503)
+  @ApiErrors('validation_failed', 'unknown_region', 'release_version_invalid', 'queue_unavailable')
+  @ApiBodyExamples(CreateDeploymentDto, CREATE_DEPLOYMENT_EXAMPLES)
   createDeployment(
     @CurrentPrincipal() actor: Principal,
     @Body() dto: CreateDeploymentDto,
@@ -113,7 +117,7 @@ export class RegionsController {
   @Authenticated()
   @ApiOperation({ summary: 'Regions available to the account' })
   @ApiOkResponse({ type: RegionsListDto })
-  @ApiErrors(400)
+  @ApiErrors('validation_failed', 'invalid_cursor')
   listRegions(@Query() query: PageQueryDto): Promise<RegionsListDto> {
     return this.regions.list(query);
   }

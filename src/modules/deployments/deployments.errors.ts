@@ -1,8 +1,3 @@
-import { HttpStatus } from '@nestjs/common';
-import { defineErrors } from '../../core/http/api-error.js';
+import { errorsOf } from '../../core/http/api-error.js';
 
-export const deploymentsError = defineErrors({
-  deployment_not_found: HttpStatus.NOT_FOUND,
-  unknown_region: HttpStatus.BAD_REQUEST,
-  release_version_invalid: HttpStatus.BAD_REQUEST,
-});
+export const deploymentsError = errorsOf('deployment_not_found', 'unknown_region', 'release_version_invalid');

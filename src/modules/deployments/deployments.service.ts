@@ -15,6 +15,7 @@ import {
 import { coreError } from '../../core/http/api-error.js';
 import { JobHandlers } from '../../core/queue/job-handlers.js';
 import { JobQueue } from '../../core/queue/job-queue.service.js';
+import { RunLeases, type RunTable } from '../../core/queue/run-leases.js';
 import { RELEASE_CHANNEL_VERSIONS, type ReleaseChannel } from './deployment.constants.js';
 import { deploymentsError } from './deployments.errors.js';
 import type {
@@ -77,6 +78,14 @@ function assertNameNotBlank(name: string): void {
   if (name.trim() === '') throw coreError('validation_failed', ['name must not be blank']);
 }
 
+/** Builds are runs of the `deployment.build` job (see src/core/queue/README.md). */
+const BUILD_RUNS: RunTable<'deployment.build'> = {
+  table: 'deployment_builds',
+  job: 'deployment.build',
+  payload: (buildId) => ({ buildId }),
+  maxAttempts: 3,
+};
+
 @Injectable()
 export class DeploymentsService implements OnModuleInit {
   constructor(
@@ -85,6 +94,7 @@ export class DeploymentsService implements OnModuleInit {
     private readonly jobs: JobQueue,
     private readonly handlers: JobHandlers,
     private readonly config: AppConfig,
+    private readonly runs: RunLeases,
   ) {}
 
   onModuleInit(): void {
@@ -98,6 +108,7 @@ export class DeploymentsService implements OnModuleInit {
       },
     });
     this.handlers.register('deployment.build', (payload) => this.runBuild(payload.buildId));
+    this.runs.register(BUILD_RUNS);
   }
 
   async list(actor: Principal, query: DeploymentsQueryDto): Promise<LegacyPage<DeploymentDto>> {
@@ -253,20 +264,17 @@ export class DeploymentsService implements OnModuleInit {
     });
   }
 
-  /** Runs one build. Idempotent: a build already past `queued` is left alone. */
+  /**
+   * Runs one build; safe to run again. It claims a `queued` build, or takes over one left
+   * `running` by a worker that died (its lease expired), and restarts it from the beginning; a
+   * finished build, or one a live worker holds, is left alone.
+   */
   async runBuild(buildId: number): Promise<void> {
-    const started = await queryRows(
-      this.dataSource,
-      `UPDATE deployment_builds SET status = 'running', started_at = now()
-       WHERE id = $1 AND status = 'queued' RETURNING id`,
-      [buildId],
-    );
-    if (started.length === 0) return;
+    const claim = await this.runs.claim(BUILD_RUNS, buildId);
+    if (!claim) return;
     // The starter project has nothing to compile; the build records its outcome.
-    await this.dataSource.query(
-      `UPDATE deployment_builds SET status = 'succeeded', finished_at = now() WHERE id = $1 AND status = 'running'`,
-      [buildId],
-    );
+    await this.runs.hold(BUILD_RUNS, claim, () => Promise.resolve());
+    await this.runs.finish(BUILD_RUNS, claim, 'succeeded');
   }
 
   private async queueBuild(

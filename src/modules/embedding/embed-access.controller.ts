@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Put } from '@nestjs/common';
+import { Body, Controller, Get, Put, UseInterceptors } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
@@ -7,9 +7,11 @@ import { ApiErrors } from '../../core/http/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { EmbedAccessResponseDto, UpdateEmbedAccessDto } from './dto/embed-access.dto.js';
 import { EmbedAccessService } from './embed-access.service.js';
+import { DeploymentScopeInterceptor } from '../deployments/deployment-scope.interceptor.js';
 
 @ApiTags('Dashboard Embed Access')
 @Controller('api/v1/deployments/:deploymentId/workbooks/:workbookId/embed-access')
+@UseInterceptors(DeploymentScopeInterceptor)
 export class EmbedAccessController {
   constructor(private readonly access: EmbedAccessService) {}
 
@@ -20,7 +22,7 @@ export class EmbedAccessController {
     description: 'The allowEmbed flag, the share with every embed user, and the shares with single tenants.',
   })
   @ApiOkResponse({ type: EmbedAccessResponseDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'deployment_not_found', 'workbook_not_found')
   getEmbedAccess(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -39,7 +41,14 @@ export class EmbedAccessController {
       'dashboard for allowEmbed; 404 for an unknown tenant.',
   })
   @ApiOkResponse({ type: EmbedAccessResponseDto })
-  @ApiErrors(400, 404)
+  @ApiErrors(
+    'validation_failed',
+    'no_embed_access_change',
+    'ambiguous_embed_access_target',
+    'no_published_dashboard',
+    'deployment_not_found',
+    'workbook_not_found',
+  )
   updateEmbedAccess(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,

@@ -26,6 +26,8 @@ import {
 import { EmbedGroupsService } from './embed-groups.service.js';
 import { EmbedTenantsService } from './embed-tenants.service.js';
 import { EmbedUsersService } from './embed-users.service.js';
+import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import { PROVISION_EMBED_USER_EXAMPLES, PROVISION_EMBED_USERS_EXAMPLES } from './embedding.examples.js';
 
 const TENANT_PARAM = {
   name: 'embedTenantName',
@@ -46,7 +48,7 @@ export class EmbedTenantsController {
   @Get()
   @ApiOperation({ summary: 'List embed tenants', description: 'By name; `search` matches part of the name.' })
   @ApiOkResponse({ type: EmbedTenantsListDto })
-  @ApiErrors(400)
+  @ApiErrors('validation_failed', 'invalid_cursor')
   listEmbedTenants(
     @CurrentPrincipal() actor: Principal,
     @Query() query: EmbedTenantsQueryDto,
@@ -64,7 +66,7 @@ export class EmbedTenantsController {
       'tenant answers 204 too. A name that is not in canonical lowercase form is a 400.',
   })
   @ApiNoContentResponse({ description: 'Deleted, or did not exist' })
-  @ApiErrors(400)
+  @ApiErrors('validation_failed', 'invalid_embed_tenant_name')
   deleteEmbedTenant(
     @CurrentPrincipal() actor: Principal,
     @Param('embedTenantName') name: string,
@@ -79,7 +81,7 @@ export class EmbedTenantsController {
     description: 'Ordered by email; `search` matches part of the email or external id, ignoring case.',
   })
   @ApiOkResponse({ type: EmbedUsersListDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'invalid_embed_tenant_name', 'invalid_cursor', 'embed_tenant_not_found')
   listEmbedUsers(
     @CurrentPrincipal() actor: Principal,
     @Param('embedTenantName') name: string,
@@ -100,7 +102,16 @@ export class EmbedTenantsController {
       'embed-user limit: 429.',
   })
   @ApiOkResponse({ type: EmbedUserDto })
-  @ApiErrors(400, 409, 429)
+  @ApiErrors(
+    'validation_failed',
+    'invalid_embed_tenant_name',
+    'invalid_external_id',
+    'unknown_groups',
+    'unknown_tenant_groups',
+    'conflict',
+    'embed_user_limit_reached',
+  )
+  @ApiBodyExamples(ProvisionEmbedUserDto, PROVISION_EMBED_USER_EXAMPLES)
   provisionEmbedUser(
     @CurrentPrincipal() actor: Principal,
     @Param('embedTenantName') name: string,
@@ -119,7 +130,8 @@ export class EmbedTenantsController {
       'well formed; `failed` lists the users that were not applied, with the status and message.',
   })
   @ApiOkResponse({ type: ProvisionEmbedUsersResponseDto })
-  @ApiErrors(400)
+  @ApiErrors('validation_failed', 'invalid_embed_tenant_name')
+  @ApiBodyExamples(ProvisionEmbedUsersDto, PROVISION_EMBED_USERS_EXAMPLES)
   provisionEmbedUsers(
     @CurrentPrincipal() actor: Principal,
     @Param('embedTenantName') name: string,
@@ -132,7 +144,7 @@ export class EmbedTenantsController {
   @ApiParam(TENANT_PARAM)
   @ApiOperation({ summary: 'List embed groups', description: 'Newest first, with member counts.' })
   @ApiOkResponse({ type: EmbedGroupsListDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'invalid_embed_tenant_name', 'embed_tenant_not_found')
   getGroups(
     @CurrentPrincipal() actor: Principal,
     @Param('embedTenantName') name: string,
@@ -151,7 +163,12 @@ export class EmbedTenantsController {
       'on demand.',
   })
   @ApiOkResponse({ type: EmbedGroupDto })
-  @ApiErrors(400)
+  @ApiErrors(
+    'validation_failed',
+    'invalid_embed_tenant_name',
+    'embed_group_name_taken',
+    'embed_group_name_reserved',
+  )
   createGroup(
     @CurrentPrincipal() actor: Principal,
     @Param('embedTenantName') name: string,
@@ -164,7 +181,12 @@ export class EmbedTenantsController {
   @ApiParam(TENANT_PARAM)
   @ApiOperation({ summary: 'Get an embed group' })
   @ApiOkResponse({ type: EmbedGroupDto })
-  @ApiErrors(400, 404)
+  @ApiErrors(
+    'validation_failed',
+    'invalid_embed_tenant_name',
+    'embed_tenant_not_found',
+    'embed_group_not_found',
+  )
   getGroup(
     @CurrentPrincipal() actor: Principal,
     @Param('embedTenantName') name: string,
@@ -177,7 +199,14 @@ export class EmbedTenantsController {
   @ApiParam(TENANT_PARAM)
   @ApiOperation({ summary: 'Update an embed group', description: 'Only the description; empty clears it.' })
   @ApiOkResponse({ type: EmbedGroupDto })
-  @ApiErrors(400, 404)
+  @ApiErrors(
+    'validation_failed',
+    'invalid_embed_tenant_name',
+    'embed_group_name_taken',
+    'embed_group_name_reserved',
+    'embed_tenant_not_found',
+    'embed_group_not_found',
+  )
   updateGroup(
     @CurrentPrincipal() actor: Principal,
     @Param('embedTenantName') name: string,
@@ -192,7 +221,13 @@ export class EmbedTenantsController {
   @ApiParam(TENANT_PARAM)
   @ApiOperation({ summary: 'Delete an embed group', description: 'Refused (400) while it has members.' })
   @ApiNoContentResponse({ description: 'Deleted' })
-  @ApiErrors(400, 404)
+  @ApiErrors(
+    'validation_failed',
+    'invalid_embed_tenant_name',
+    'embed_group_has_members',
+    'embed_tenant_not_found',
+    'embed_group_not_found',
+  )
   deleteGroup(
     @CurrentPrincipal() actor: Principal,
     @Param('embedTenantName') name: string,
@@ -205,7 +240,13 @@ export class EmbedTenantsController {
   @ApiParam(TENANT_PARAM)
   @ApiOperation({ summary: 'List embed group members', description: 'Most recently added first.' })
   @ApiOkResponse({ type: EmbedUsersListDto })
-  @ApiErrors(400, 404)
+  @ApiErrors(
+    'validation_failed',
+    'invalid_embed_tenant_name',
+    'invalid_cursor',
+    'embed_tenant_not_found',
+    'embed_group_not_found',
+  )
   getGroupMembers(
     @CurrentPrincipal() actor: Principal,
     @Param('embedTenantName') name: string,
@@ -226,7 +267,14 @@ export class EmbedTenantsController {
       'in `unchangedMembers`.',
   })
   @ApiOkResponse({ type: EmbedGroupMembersMutationDto })
-  @ApiErrors(400, 404, 429)
+  @ApiErrors(
+    'validation_failed',
+    'invalid_embed_tenant_name',
+    'invalid_member',
+    'embed_tenant_not_found',
+    'embed_group_not_found',
+    'embed_user_limit_reached',
+  )
   addGroupMembers(
     @CurrentPrincipal() actor: Principal,
     @Param('embedTenantName') name: string,
@@ -244,7 +292,13 @@ export class EmbedTenantsController {
     description: 'Idempotent; unknown users and non-members are ignored, and nobody is provisioned.',
   })
   @ApiNoContentResponse({ description: 'Removed' })
-  @ApiErrors(400, 404)
+  @ApiErrors(
+    'validation_failed',
+    'invalid_embed_tenant_name',
+    'invalid_member',
+    'embed_tenant_not_found',
+    'embed_group_not_found',
+  )
   removeGroupMembers(
     @CurrentPrincipal() actor: Principal,
     @Param('embedTenantName') name: string,

@@ -22,6 +22,12 @@ import {
 } from './dto/embed-session.dto.js';
 import { EmbedAccessService } from './embed-access.service.js';
 import { EmbedSessionsService } from './embed-sessions.service.js';
+import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import {
+  GENERATE_SESSION_EXAMPLES,
+  POST_TOKEN_EXAMPLES,
+  REVOKE_SESSION_EXAMPLES,
+} from './embedding.examples.js';
 
 @ApiTags('Embed')
 @Controller('api/v1/embed')
@@ -43,7 +49,18 @@ export class EmbedController {
       '`ephemeralTtlSeconds` is no longer accepted.',
   })
   @ApiOkResponse({ type: GenerateSessionResponseDto })
-  @ApiErrors(400, 404, 409, 429)
+  @ApiErrors(
+    'validation_failed',
+    'unknown_groups',
+    'unknown_tenant_groups',
+    'tenant_groups_need_creator_mode',
+    'invalid_external_id',
+    'invalid_embed_tenant_name',
+    'deployment_not_found',
+    'conflict',
+    'embed_user_limit_reached',
+  )
+  @ApiBodyExamples(GenerateSessionDto, GENERATE_SESSION_EXAMPLES)
   generateSession(
     @CurrentPrincipal() actor: Principal,
     @Body() dto: GenerateSessionDto,
@@ -61,7 +78,8 @@ export class EmbedController {
       'embed key and valid 24 hours. Unknown, used, expired or revoked session id: 401.',
   })
   @ApiOkResponse({ type: GenerateEmbedTokenResponseDto })
-  @ApiErrors(400, 401)
+  @ApiErrors('validation_failed', 'invalid_embed_session')
+  @ApiBodyExamples(PostTokenBySessionIdDto, POST_TOKEN_EXAMPLES)
   postTokenBySessionId(@Body() dto: PostTokenBySessionIdDto): Promise<GenerateEmbedTokenResponseDto> {
     return this.sessions.exchange(dto.sessionId);
   }
@@ -76,7 +94,8 @@ export class EmbedController {
       'expired and revoked ids answer 204 too.',
   })
   @ApiNoContentResponse({ description: 'Revoked, or nothing to revoke' })
-  @ApiErrors(400)
+  @ApiErrors('validation_failed')
+  @ApiBodyExamples(RevokeEmbedSessionDto, REVOKE_SESSION_EXAMPLES)
   revokeSession(@CurrentPrincipal() actor: Principal, @Body() dto: RevokeEmbedSessionDto): Promise<void> {
     return this.sessions.revoke(actor, dto.sessionId);
   }
@@ -91,7 +110,7 @@ export class EmbedController {
       'outside the session’s deployment, is a 404.',
   })
   @ApiOkResponse({ type: DashboardDto })
-  @ApiErrors(403, 404)
+  @ApiErrors('embedding_not_allowed', 'dashboard_not_found')
   getDashboard(
     @CurrentEmbedUser() user: EmbedPrincipal,
     @Param('publicId') publicId: string,
@@ -106,7 +125,7 @@ export class EmbedController {
     description: 'With it off, embed tokens of tenants the dashboard is shared with get 403.',
   })
   @ApiOkResponse({ type: DashboardEmbeddingResponseDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'dashboard_not_found')
   updateDashboardEmbedding(
     @CurrentPrincipal() actor: Principal,
     @Param('publicId') publicId: string,

@@ -1,26 +1,23 @@
-import { HttpStatus } from '@nestjs/common';
-import { defineErrors } from '../../core/http/api-error.js';
+import { errorsOf } from '../../core/http/api-error.js';
 
-export const embeddingError = defineErrors({
-  invalid_embed_tenant_name: HttpStatus.BAD_REQUEST,
-  invalid_external_id: HttpStatus.BAD_REQUEST,
-  embed_tenant_not_found: HttpStatus.NOT_FOUND,
-  embed_user_not_found: HttpStatus.NOT_FOUND,
-  embed_group_not_found: HttpStatus.NOT_FOUND,
-  embed_group_name_taken: HttpStatus.BAD_REQUEST,
-  embed_group_name_reserved: HttpStatus.BAD_REQUEST,
-  embed_group_has_members: HttpStatus.BAD_REQUEST,
-  embed_group_immutable_name: HttpStatus.BAD_REQUEST,
-  unknown_tenant_groups: HttpStatus.BAD_REQUEST,
-  invalid_member: HttpStatus.BAD_REQUEST,
-  embed_user_limit_reached: HttpStatus.TOO_MANY_REQUESTS,
-  tenant_groups_need_creator_mode: HttpStatus.BAD_REQUEST,
-  ephemeral_ttl_removed: HttpStatus.BAD_REQUEST,
-  deployment_not_found: HttpStatus.NOT_FOUND,
-  invalid_embed_session: HttpStatus.UNAUTHORIZED,
-  dashboard_not_found: HttpStatus.NOT_FOUND,
-  embedding_not_allowed: HttpStatus.FORBIDDEN,
-  no_embed_access_change: HttpStatus.BAD_REQUEST,
-  ambiguous_embed_access_target: HttpStatus.BAD_REQUEST,
-  no_published_dashboard: HttpStatus.BAD_REQUEST,
-});
+export const embeddingError = errorsOf(
+  'invalid_embed_tenant_name',
+  'invalid_external_id',
+  'embed_tenant_not_found',
+  'embed_user_not_found',
+  'embed_group_not_found',
+  'embed_group_name_taken',
+  'embed_group_name_reserved',
+  'embed_group_has_members',
+  'unknown_tenant_groups',
+  'invalid_member',
+  'embed_user_limit_reached',
+  'tenant_groups_need_creator_mode',
+  'deployment_not_found',
+  'invalid_embed_session',
+  'dashboard_not_found',
+  'embedding_not_allowed',
+  'no_embed_access_change',
+  'ambiguous_embed_access_target',
+  'no_published_dashboard',
+);

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Put } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { Authenticated, CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
@@ -10,7 +10,6 @@ import {
   OAuthIntegrationDto,
   UpdateOAuthIntegrationDto,
 } from './dto/oauth-integration.dto.js';
-import { IntegrationsSuccessDto } from './dto/success.dto.js';
 import { OAuthIntegrationsService } from './oauth-integrations.service.js';
 
 /** The account's OAuth client registrations. Anyone may read them; the secret is never returned. */
@@ -41,7 +40,7 @@ export class OAuthIntegrationsController {
       'returned. Names are unique in the account, ignoring case (409).',
   })
   @ApiOkResponse({ type: OAuthIntegrationDto })
-  @ApiErrors(400, 409)
+  @ApiErrors('validation_failed', 'config_too_large', 'oauth_integration_name_taken')
   createOAuthIntegration(
     @CurrentPrincipal() actor: Principal,
     @Body() dto: CreateOAuthIntegrationDto,
@@ -53,7 +52,7 @@ export class OAuthIntegrationsController {
   @Authenticated()
   @ApiOperation({ summary: 'Get an OAuth integration' })
   @ApiOkResponse({ type: OAuthIntegrationDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'oauth_integration_not_found')
   getOAuthIntegration(
     @CurrentPrincipal() actor: Principal,
     @IdParam('id') id: number,
@@ -70,7 +69,12 @@ export class OAuthIntegrationsController {
       'when omitted; `clientSecret` is replaced by a string and kept when omitted or null.',
   })
   @ApiOkResponse({ type: OAuthIntegrationDto })
-  @ApiErrors(400, 404, 409)
+  @ApiErrors(
+    'validation_failed',
+    'config_too_large',
+    'oauth_integration_not_found',
+    'oauth_integration_name_taken',
+  )
   updateOAuthIntegration(
     @CurrentPrincipal() actor: Principal,
     @IdParam('id') id: number,
@@ -80,18 +84,18 @@ export class OAuthIntegrationsController {
   }
 
   @Delete(':id')
+  @HttpCode(204)
   @RequireActions(Action.OAuthIntegrationsManage)
   @ApiOperation({
     summary: 'Delete an OAuth integration',
     description: 'Also deletes every user’s tokens for it and its pending authorizations.',
   })
-  @ApiOkResponse({ type: IntegrationsSuccessDto })
-  @ApiErrors(400, 404)
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiErrors('validation_failed', 'oauth_integration_not_found')
   async deleteOAuthIntegration(
     @CurrentPrincipal() actor: Principal,
     @IdParam('id') id: number,
-  ): Promise<IntegrationsSuccessDto> {
+  ): Promise<void> {
     await this.integrations.remove(actor, id);
-    return { success: true };
   }
 }

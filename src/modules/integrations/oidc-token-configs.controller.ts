@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Put } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
@@ -10,7 +10,6 @@ import {
   OidcTokenConfigDto,
   UpdateOidcTokenConfigDto,
 } from './dto/oidc-token-config.dto.js';
-import { IntegrationsSuccessDto } from './dto/success.dto.js';
 import { OidcTokenConfigsService } from './oidc-token-configs.service.js';
 
 /** Audiences of the account's workload-identity tokens. Admin only. */
@@ -37,7 +36,17 @@ export class OidcTokenConfigsController {
       'ones (409 otherwise). `targetEnvVar` is for `custom` only. Names are unique in the account (409).',
   })
   @ApiOkResponse({ type: OidcTokenConfigDto })
-  @ApiErrors(400, 409)
+  @ApiErrors(
+    'validation_failed',
+    'name_required',
+    'custom_audience_required',
+    'custom_audience_not_allowed',
+    'invalid_custom_audience',
+    'target_env_var_not_allowed',
+    'invalid_custom_claims',
+    'oidc_token_config_name_taken',
+    'oidc_audience_type_taken',
+  )
   createOidcTokenConfig(
     @CurrentPrincipal() actor: Principal,
     @Body() dto: CreateOidcTokenConfigDto,
@@ -48,7 +57,7 @@ export class OidcTokenConfigsController {
   @Get(':id')
   @ApiOperation({ summary: 'Get an OIDC token config' })
   @ApiOkResponse({ type: OidcTokenConfigDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'oidc_token_config_not_found')
   getOidcTokenConfig(
     @CurrentPrincipal() actor: Principal,
     @IdParam('id') id: number,
@@ -64,7 +73,18 @@ export class OidcTokenConfigsController {
       'audience type never changes.',
   })
   @ApiOkResponse({ type: OidcTokenConfigDto })
-  @ApiErrors(400, 404, 409)
+  @ApiErrors(
+    'validation_failed',
+    'name_required',
+    'custom_audience_required',
+    'custom_audience_not_allowed',
+    'invalid_custom_audience',
+    'target_env_var_not_allowed',
+    'invalid_custom_claims',
+    'oidc_token_config_not_found',
+    'oidc_token_config_name_taken',
+    'oidc_audience_type_taken',
+  )
   updateOidcTokenConfig(
     @CurrentPrincipal() actor: Principal,
     @IdParam('id') id: number,
@@ -74,14 +94,14 @@ export class OidcTokenConfigsController {
   }
 
   @Delete(':id')
+  @HttpCode(204)
   @ApiOperation({ summary: 'Delete an OIDC token config' })
-  @ApiOkResponse({ type: IntegrationsSuccessDto })
-  @ApiErrors(400, 404)
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiErrors('validation_failed', 'oidc_token_config_not_found')
   async deleteOidcTokenConfig(
     @CurrentPrincipal() actor: Principal,
     @IdParam('id') id: number,
-  ): Promise<IntegrationsSuccessDto> {
+  ): Promise<void> {
     await this.configs.remove(actor, id);
-    return { success: true };
   }
 }

@@ -1,5 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Query } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import {
   Authenticated,
@@ -11,7 +18,6 @@ import type { Principal } from '../../core/auth/principal.js';
 import { coreError } from '../../core/http/api-error.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
-import { IntegrationsSuccessDto } from './dto/success.dto.js';
 import {
   InitiateOAuthFlowDto,
   InitiateOAuthFlowResponseDto,
@@ -44,7 +50,7 @@ export class UserOAuthTokensController {
     description: '404 when the caller has no token for it (or it is another account’s).',
   })
   @ApiOkResponse({ type: UserOAuthTokenDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'oauth_token_not_found')
   getUserOAuthToken(
     @CurrentPrincipal() actor: Principal,
     @IdParam('integrationId') integrationId: number,
@@ -53,6 +59,7 @@ export class UserOAuthTokensController {
   }
 
   @Delete(':integrationId')
+  @HttpCode(204)
   @Authenticated()
   @ApiOperation({
     summary: 'Revoke my OAuth token for an integration',
@@ -60,14 +67,13 @@ export class UserOAuthTokensController {
       'Deletes the caller’s stored tokens for the integration and abandons its pending authorizations. The ' +
       'grant at the provider is not revoked.',
   })
-  @ApiOkResponse({ type: IntegrationsSuccessDto })
-  @ApiErrors(400, 404)
+  @ApiNoContentResponse({ description: 'Revoked' })
+  @ApiErrors('validation_failed', 'oauth_token_not_found')
   async revokeUserOAuthToken(
     @CurrentPrincipal() actor: Principal,
     @IdParam('integrationId') integrationId: number,
-  ): Promise<IntegrationsSuccessDto> {
+  ): Promise<void> {
     await this.tokens.revoke(actor, integrationId);
-    return { success: true };
   }
 
   @Post(':integrationId/initiate')
@@ -82,7 +88,7 @@ export class UserOAuthTokensController {
   })
   @ApiBody({ type: InitiateOAuthFlowDto, required: false })
   @ApiOkResponse({ type: InitiateOAuthFlowResponseDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'oauth_integration_not_found')
   initiateOAuthFlow(
     @CurrentPrincipal() actor: Principal,
     @IdParam('integrationId') integrationId: number,
@@ -124,7 +130,12 @@ export class OAuthCallbackController {
   @ApiQuery({ name: 'error', required: false, type: String, description: 'The provider’s error code' })
   @ApiQuery({ name: 'error_description', required: false, type: String })
   @ApiOkResponse({ type: UserOAuthTokenDto })
-  @ApiErrors(400, 502)
+  @ApiErrors(
+    'validation_failed',
+    'invalid_oauth_state',
+    'oauth_authorization_denied',
+    'oauth_token_exchange_failed',
+  )
   completeOAuthFlow(@Query() query: Record<string, unknown>): Promise<UserOAuthTokenDto> {
     return this.flow.callback(callbackParams(query));
   }

@@ -3,7 +3,6 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { Principal } from '../../core/auth/principal.js';
 import { queryRows } from '../../core/database/sql.js';
-import { coreError } from '../../core/http/api-error.js';
 import type { ConnectReportDto, PlacementTargetDto, ReportDto } from './dto/report.dto.js';
 import { findPlacement, readTarget, type StoredPlacement } from './placement-match.js';
 import {
@@ -94,7 +93,7 @@ export class PlacementsService {
     const access = await this.reports.checkRead(actor, reportId);
     return this.dataSource.transaction(async (m) => {
       const locked = await queryRows(m, LOCK_REPORT_SQL, [reportId, deploymentId, actor.accountId]);
-      if (!locked[0]) throw coreError('not_found', `Report ${reportId} was not found`);
+      if (!locked[0]) throw reportsError('report_not_found', `Report ${reportId} was not found`);
       await change(m, await queryRows<StoredPlacement>(m, PLACEMENTS_SQL, [reportId]));
       return this.reports.read(actor, deploymentId, reportId, access, m);
     });

@@ -110,7 +110,8 @@ export class ReportListService {
         params,
       ),
     ]);
-    if (!total.deploymentExists) throw coreError('not_found', `Deployment ${deploymentId} was not found`);
+    if (!total.deploymentExists)
+      throw reportsError('deployment_not_found', `Deployment ${deploymentId} was not found`);
     const page = buildPage(rows, paging, cursorOf);
     if (sortBy === 'lastViewedAt') page.pageInfo.startCursor = page.pageInfo.endCursor = null;
     const access = await this.reports.accessFor(

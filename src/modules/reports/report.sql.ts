@@ -24,9 +24,9 @@ SELECT r.id, r.public_id AS "publicId", r.deployment_id AS "deploymentId", r.use
   (SELECT json_agg(json_build_object('id', ra.id, 'name', ra.name, 'actions', ra.actions) ORDER BY ra.id)
    FROM (SELECT ro.id, ro.name, array_agg(DISTINCT g.action ORDER BY g.action) AS actions
          FROM (${grantsOn("'Global'", "'*'", GLOBAL_REPORT_ACTIONS)}
-               UNION ALL ${grantsOn("'Report'", 'r.id::text', GLOBAL_REPORT_ACTIONS)}
-               UNION ALL ${grantsOn("'Workbook'", 'r.workbook_id::text', WORKBOOK_REPORT_ACTIONS)}
-               UNION ALL ${grantsOn("'Folder'", `ANY(${folderChainSql('f')}::text[])`, FOLDER_REPORT_ACTIONS)}) g
+               UNION ALL ${grantsOn("'Report'", "ANY(ARRAY[r.id::text, '*'])", GLOBAL_REPORT_ACTIONS)}
+               UNION ALL ${grantsOn("'Workbook'", `ANY(ARRAY[r.workbook_id::text, ${ifInside('r.workbook_id')}])`, WORKBOOK_REPORT_ACTIONS)}
+               UNION ALL ${grantsOn("'Folder'", `ANY(${folderChainSql('f')}::text[] || ${ifInside('f.id')})`, FOLDER_REPORT_ACTIONS)}) g
          JOIN roles ro ON ro.id = g.principal_id
          GROUP BY ro.id, ro.name) ra) AS "rolesWithAccess"
 FROM reports r
@@ -35,6 +35,14 @@ LEFT JOIN users rb ON rb.id = r.refreshed_by
 LEFT JOIN folders f ON f.id = r.folder_id
 WHERE ${where}
 ${tail}`;
+}
+
+/**
+ * `'*'` (a role's policy on every workbook or folder: `["All"]`) when the report is in a
+ * workbook or folder at all, else NULL, which matches nothing.
+ */
+function ifInside(column: string): string {
+  return `CASE WHEN ${column} IS NOT NULL THEN '*' END`;
 }
 
 /**

@@ -1,5 +1,16 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  Post,
+  Put,
+  Query,
+  UseInterceptors,
+} from '@nestjs/common';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
@@ -10,7 +21,6 @@ import {
   CreateReportDto,
   DisconnectReportDto,
   RefreshReportDto,
-  ReportDeletedDto,
   ReportDto,
   ReportsListDto,
   ReportsQueryDto,
@@ -19,12 +29,23 @@ import {
 import { PlacementsService } from './placements.service.js';
 import { ReportListService } from './report-list.service.js';
 import { ReportsService } from './reports.service.js';
+import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import {
+  CONNECT_REPORT_EXAMPLES,
+  CREATE_REPORT_EXAMPLES,
+  DISCONNECT_REPORT_EXAMPLES,
+  REFRESH_REPORT_EXAMPLES,
+  UPDATE_REPORT_EXAMPLES,
+  UPSERT_REPORT_EXAMPLES,
+} from './report.examples.js';
+import { DeploymentScopeInterceptor } from '../deployments/deployment-scope.interceptor.js';
 
 const PLACEMENT_RULES =
   'Needs only read access to the report. The report definition, version and updatedAt never change.';
 
 @ApiTags('Reports')
 @Controller('api/v1/deployments/:deploymentId/reports')
+@UseInterceptors(DeploymentScopeInterceptor)
 export class ReportsController {
   constructor(
     private readonly reports: ReportsService,
@@ -41,7 +62,13 @@ export class ReportsController {
       '(the caller’s own views) has no cursor: use limit/page with it.',
   })
   @ApiOkResponse({ type: ReportsListDto })
-  @ApiErrors(400, 404)
+  @ApiErrors(
+    'validation_failed',
+    'invalid_cursor',
+    'pagination_conflict',
+    'cursor_unavailable_for_sort',
+    'deployment_not_found',
+  )
   getReports(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -60,7 +87,19 @@ export class ReportsController {
       'publicId is optional (12 letters or digits); ids shaped like R plus 11 digits are reserved.',
   })
   @ApiOkResponse({ type: ReportDto })
-  @ApiErrors(400, 404, 409)
+  @ApiErrors(
+    'validation_failed',
+    'blank_name',
+    'public_id_reserved',
+    'invalid_location',
+    'location_mismatch',
+    'deployment_not_found',
+    'folder_not_found',
+    'workbook_not_found',
+    'public_id_taken',
+    'public_id_in_other_deployment',
+  )
+  @ApiBodyExamples(CreateReportDto, CREATE_REPORT_EXAMPLES)
   createReport(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -80,7 +119,20 @@ export class ReportsController {
   })
   @ApiParam({ name: 'publicId', schema: { type: 'string', pattern: '^[0-9A-Za-z]{12}$' } })
   @ApiOkResponse({ type: ReportDto })
-  @ApiErrors(400, 404, 409)
+  @ApiErrors(
+    'validation_failed',
+    'blank_name',
+    'public_id_reserved',
+    'public_id_mismatch',
+    'invalid_location',
+    'location_mismatch',
+    'deployment_not_found',
+    'folder_not_found',
+    'workbook_not_found',
+    'public_id_in_other_deployment',
+    'upsert_branch_changed',
+  )
+  @ApiBodyExamples(CreateReportDto, UPSERT_REPORT_EXAMPLES)
   upsertReportByPublicId(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -94,7 +146,7 @@ export class ReportsController {
   @RequireObjectAction(Action.ReportRead)
   @ApiOperation({ summary: 'Get a report', description: 'Also records the caller’s view (lastViewedAt).' })
   @ApiOkResponse({ type: ReportDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'deployment_not_found', 'report_not_found')
   getReport(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -112,7 +164,17 @@ export class ReportsController {
       'publicId is write-once. Changing folderId also needs ReportManage and FolderEdit on the destination.',
   })
   @ApiOkResponse({ type: ReportDto })
-  @ApiErrors(400, 404, 409)
+  @ApiErrors(
+    'validation_failed',
+    'blank_name',
+    'public_id_immutable',
+    'deployment_not_found',
+    'report_not_found',
+    'folder_not_found',
+    'workbook_not_found',
+    'version_conflict',
+  )
+  @ApiBodyExamples(UpdateReportDto, UPDATE_REPORT_EXAMPLES)
   updateReport(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -123,17 +185,17 @@ export class ReportsController {
   }
 
   @Delete(':reportId')
+  @HttpCode(204)
   @RequireObjectAction(Action.ReportManage)
   @ApiOperation({ summary: 'Delete a report with its placements' })
-  @ApiOkResponse({ type: ReportDeletedDto })
-  @ApiErrors(400, 404)
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiErrors('validation_failed', 'deployment_not_found', 'report_not_found')
   async deleteReport(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
     @IdParam('reportId') reportId: number,
-  ): Promise<ReportDeletedDto> {
+  ): Promise<void> {
     await this.reports.remove(actor, deploymentId, reportId);
-    return { success: true };
   }
 
   @Put(':reportId/connect-workbook')
@@ -146,7 +208,14 @@ export class ReportsController {
       PLACEMENT_RULES,
   })
   @ApiOkResponse({ type: ReportDto })
-  @ApiErrors(400, 404)
+  @ApiErrors(
+    'validation_failed',
+    'invalid_location',
+    'location_mismatch',
+    'deployment_not_found',
+    'report_not_found',
+  )
+  @ApiBodyExamples(ConnectReportDto, CONNECT_REPORT_EXAMPLES)
   connectReportToWorkbook(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -167,9 +236,15 @@ export class ReportsController {
       'answers 200 and changes nothing. ' +
       PLACEMENT_RULES,
   })
-  @ApiBody({ type: DisconnectReportDto, required: false })
+  @ApiBodyExamples(DisconnectReportDto, DISCONNECT_REPORT_EXAMPLES, { required: false })
   @ApiOkResponse({ type: ReportDto })
-  @ApiErrors(400, 404)
+  @ApiErrors(
+    'validation_failed',
+    'invalid_location',
+    'location_mismatch',
+    'deployment_not_found',
+    'report_not_found',
+  )
   disconnectReportFromWorkbook(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -188,9 +263,15 @@ export class ReportsController {
       'that matches nothing answers 200 and changes nothing. ' +
       PLACEMENT_RULES,
   })
-  @ApiBody({ type: RefreshReportDto, required: false })
+  @ApiBodyExamples(RefreshReportDto, REFRESH_REPORT_EXAMPLES, { required: false })
   @ApiOkResponse({ type: ReportDto })
-  @ApiErrors(400, 404)
+  @ApiErrors(
+    'validation_failed',
+    'invalid_location',
+    'location_mismatch',
+    'deployment_not_found',
+    'report_not_found',
+  )
   refreshReport(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,

@@ -345,18 +345,18 @@ export class ReportsService implements OnModuleInit {
       [actor.accountId, deploymentId, folderId ?? 0, workbookId ?? 0],
     );
     if (folderId !== null) {
-      if (!row.folder) throw coreError('not_found', `Folder ${folderId} was not found`);
+      if (!row.folder) throw reportsError('folder_not_found', `Folder ${folderId} was not found`);
       await this.access.assert(actor, 'Folder', folderId, Action.FolderEdit, Action.FolderRead);
     }
     if (workbookId !== null) {
-      if (!row.workbook) throw coreError('not_found', `Workbook ${workbookId} was not found`);
+      if (!row.workbook) throw reportsError('workbook_not_found', `Workbook ${workbookId} was not found`);
       await this.access.assert(actor, 'Workbook', workbookId, Action.WorkbookEdit, Action.WorkbookRead);
     }
   }
 
   private async assertDeployment(actor: Principal, deploymentId: number): Promise<void> {
     if (!(await this.deployments.existsInAccount(actor.accountId, deploymentId)))
-      throw coreError('not_found', `Deployment ${deploymentId} was not found`);
+      throw reportsError('deployment_not_found', `Deployment ${deploymentId} was not found`);
   }
 
   /** Trimmed; blank is a 400; null means "not sent". */
@@ -368,7 +368,7 @@ export class ReportsService implements OnModuleInit {
   }
 }
 
-const notFound = (reportId: number) => coreError('not_found', `Report ${reportId} was not found`);
+const notFound = (reportId: number) => reportsError('report_not_found', `Report ${reportId} was not found`);
 
 const reservedPublicId = (publicId: string) =>
   reportsError(

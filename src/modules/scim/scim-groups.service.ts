@@ -101,10 +101,10 @@ export class ScimGroupsService {
     projection: Projection,
   ): Promise<ScimResult> {
     const { attributes, members } = this.input(body);
-    return this.write(actor, id, ifMatch, base, projection, async (manager, groupId) => {
+    return this.write(actor, id, ifMatch, base, projection, async (manager, groupId, current) => {
       const userIds = await this.userIds(manager, actor, members);
-      await this.groups.update(actor, groupId, attributes, manager);
       await this.groups.replaceMembers(actor, groupId, userIds, manager);
+      await this.stampIfChanged(manager, actor, current, attributes, true);
     });
   }
 
@@ -122,17 +122,32 @@ export class ScimGroupsService {
       const doc = groupDocument(current);
       for (const operation of plan.attributeOps) applyOperation(doc, operation, GROUP_SCHEMA);
       const attributes = groupAttributes(doc);
-      const changed = attributes.name !== current.name || attributes.externalId !== current.externalId;
-      // Also stamps meta.lastModified when only the membership changes.
-      if (changed || plan.memberSteps.length > 0) {
-        await this.groups.update(actor, groupId, attributes, manager);
-      }
       const added = plan.memberSteps.flatMap((s) =>
         s.kind === 'add' || s.kind === 'replace' ? s.values : [],
       );
       await this.userIds(manager, actor, added);
       for (const step of plan.memberSteps) await this.applyStep(manager, actor, groupId, step);
+      await this.stampIfChanged(manager, actor, current, attributes, plan.memberSteps.length > 0);
     });
+  }
+
+  /**
+   * Writes the group's attributes, which stamps meta.lastModified, only when they or the
+   * membership changed: a PUT or PATCH that changes nothing keeps the date and the version.
+   */
+  private async stampIfChanged(
+    manager: EntityManager,
+    actor: Principal,
+    current: DirectoryGroup,
+    attributes: GroupAttributes,
+    membersTouched: boolean,
+  ): Promise<void> {
+    let changed = attributes.name !== current.name || attributes.externalId !== current.externalId;
+    if (!changed && membersTouched) {
+      const after = await this.directory.getGroup(actor.accountId, current.id, manager);
+      changed = after?.membersDigest !== current.membersDigest;
+    }
+    if (changed) await this.groups.update(actor, current.id, attributes, manager);
   }
 
   /** DELETE through `GroupsService.remove`, with `If-Match` compared on the locked row first. */

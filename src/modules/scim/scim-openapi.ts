@@ -40,6 +40,19 @@ export const ScimListQuery = () =>
       type: 'integer',
       description: 'Default 100, at most 1000; 0 answers totalResults only',
     }),
+    // Sorting is not supported (`sort.supported: false`); identity providers may still send these.
+    ApiQuery({
+      name: 'sortBy',
+      required: false,
+      type: String,
+      description: 'Ignored: results are ordered by id',
+    }),
+    ApiQuery({
+      name: 'sortOrder',
+      required: false,
+      enum: ['ascending', 'descending'],
+      description: 'Ignored: results are ordered by id',
+    }),
     ScimProjectionQuery(),
   );
 

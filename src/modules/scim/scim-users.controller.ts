@@ -26,6 +26,8 @@ import { ScimController, ScimErrors, ScimListQuery, ScimProjectionQuery } from '
 import { project } from './scim-projection.js';
 import { ScimUsersService, type ScimResult } from './scim-users.service.js';
 import { USER_SCHEMA } from './scim.schema.js';
+import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import { CREATE_SCIM_USER_EXAMPLES } from './scim.examples.js';
 
 const ID = { name: 'id', description: 'The user id' };
 const IF_MATCH = {
@@ -74,7 +76,7 @@ export class ScimUsersController {
     description: 'A console user with the default roles of new users. 201 with a Location header.',
   })
   @ScimProjectionQuery()
-  @ApiBody({ type: ScimUserDto })
+  @ApiBodyExamples(ScimUserDto, CREATE_SCIM_USER_EXAMPLES)
   @ApiCreatedResponse({ type: ScimUserDto })
   @ScimErrors(400, 409)
   async createScimUser(

@@ -1,5 +1,6 @@
 import { isEmail } from 'class-validator';
 import type { DirectoryMembership, DirectoryUser, DirectoryUserInput } from '../users/directory.service.js';
+import { isNoEmail, NO_EMAIL_DOMAIN } from '../users/no-email.js';
 import { asBoolean } from './filter/filter-eval.js';
 import type { ScimDoc } from './patch/patch-engine.js';
 import { isObject } from './patch/patch-request.js';
@@ -28,6 +29,11 @@ export function userEtag(user: DirectoryUser, groups: readonly DirectoryMembersh
   ]);
 }
 
+/** The user's address as SCIM `emails`: none for a user provisioned without one (never the placeholder). */
+function emailsOf(user: DirectoryUser): Array<Record<string, unknown>> | undefined {
+  return isNoEmail(user.email) ? undefined : [{ value: user.email, type: 'work', primary: true }];
+}
+
 /** A user as a SCIM User resource (RFC 7643 section 4.1). Unassigned attributes are omitted. */
 export function toScimUser(
   user: DirectoryUser,
@@ -40,6 +46,7 @@ export function toScimUser(
   if (user.lastName) name.familyName = user.lastName;
   if (user.firstName) name.givenName = user.firstName;
   const location = `${base}/Users/${user.id}`;
+  const emails = emailsOf(user);
   return {
     schemas: [URN.user],
     id: String(user.id),
@@ -49,7 +56,7 @@ export function toScimUser(
     ...(user.displayName !== null ? { displayName: user.displayName } : {}),
     ...(user.title !== null ? { title: user.title } : {}),
     active: !user.isDeactivated,
-    emails: [{ value: user.email, type: 'work', primary: true }],
+    ...(emails ? { emails } : {}),
     ...(groups.length > 0
       ? {
           groups: groups.map((g) => ({
@@ -80,16 +87,18 @@ export function userDocument(user: DirectoryUser): ScimDoc {
   if (user.displayName !== null) doc.displayName = user.displayName;
   if (user.title !== null) doc.title = user.title;
   if (user.externalId !== null) doc.externalId = user.externalId;
-  doc.emails = [{ value: user.email, type: 'work', primary: true }];
+  const emails = emailsOf(user);
+  if (emails) doc.emails = emails;
   return doc;
 }
 
 /**
  * The one address we store, from `emails`: the primary one, else the `work` one, else the first;
- * without any, the userName when it is an email address. A value without an address (what
- * remains after Entra's `remove emails[type eq "work"].value`) counts as none.
+ * null for none (RFC 7643 requires only userName; the user then has no address, and none is
+ * returned). A value without an address (what remains after Entra's
+ * `remove emails[type eq "work"].value`) counts as none.
  */
-function pickEmail(emails: unknown, userName: string): string {
+function pickEmail(emails: unknown): string | null {
   const list = emails === undefined ? [] : emails;
   if (!Array.isArray(list)) throw scimError('invalidSyntax', 'emails must be an array');
   const values = list.flatMap((e: unknown, i) => {
@@ -110,14 +119,31 @@ function pickEmail(emails: unknown, userName: string): string {
     ];
   });
   const chosen = values.find((e) => e.primary) ?? values.find((e) => e.work) ?? values[0];
-  const email = chosen?.value ?? (isEmail(userName) ? userName : null);
-  if (email === null) {
-    throw scimError('invalidValue', 'emails: give an email address (or a userName that is one)');
-  }
+  if (!chosen) return null;
+  const email = chosen.value;
   if (email.length > EMAIL_MAX || !isEmail(email)) {
     throw scimError('invalidValue', `emails: "${email.slice(0, 100)}" is not a valid email address`);
   }
+  // The placeholders' domain: an address there would be taken for "no address" and hidden.
+  if (isNoEmail(email)) {
+    throw scimError('invalidValue', `emails: the domain ${NO_EMAIL_DOMAIN} is reserved`);
+  }
   return email.toLowerCase();
+}
+
+/** Whether writing `input` would leave the user exactly as it is (then nothing is written). */
+export function unchanged(current: DirectoryUser, input: DirectoryUserInput): boolean {
+  const sameEmail = input.email === null ? isNoEmail(current.email) : input.email === current.email;
+  return (
+    sameEmail &&
+    input.username === current.username &&
+    input.firstName === current.firstName &&
+    input.lastName === current.lastName &&
+    input.displayName === current.displayName &&
+    input.title === current.title &&
+    input.externalId === current.externalId &&
+    input.isDeactivated === current.isDeactivated
+  );
 }
 
 /**
@@ -137,7 +163,7 @@ export function userInput(doc: ScimDoc, current: DirectoryUser | null): Director
   }
   return {
     username,
-    email: pickEmail(doc.emails, username),
+    email: pickEmail(doc.emails),
     firstName: optionalString(name.givenName, 'name.givenName', NAME_MAX),
     lastName: optionalString(name.familyName, 'name.familyName', NAME_MAX),
     displayName: optionalString(doc.displayName, 'displayName', NAME_MAX),

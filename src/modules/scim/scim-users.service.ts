@@ -9,7 +9,7 @@ import { applyOperation, normalizeResource } from './patch/patch-engine.js';
 import { hasSchema, isObject, parsePatchRequest } from './patch/patch-request.js';
 import { byKey, checkIfMatch, listResponse, type ListQuery, type ListResponse } from './scim-http.js';
 import { project } from './scim-projection.js';
-import { toScimUser, userDocument, userEtag, userInput } from './scim-users.mapper.js';
+import { toScimUser, unchanged, userDocument, userEtag, userInput } from './scim-users.mapper.js';
 import { scimError } from './scim.errors.js';
 import { URN, USER_SCHEMA } from './scim.schema.js';
 
@@ -100,6 +100,15 @@ export class ScimUsersService {
     return this.write(actor, id, ifMatch, base, (current) => {
       const doc = userDocument(current);
       for (const operation of operations) applyOperation(doc, operation, USER_SCHEMA);
+      // The document always holds `active`: gone means removed. Unassigned would keep the state
+      // (as an omitted one does in PUT), so the request would answer 200 and do nothing; an
+      // identity provider meaning "deactivate" must be told instead.
+      if (doc.active === undefined) {
+        throw scimError(
+          'invalidValue',
+          'active cannot be removed: send {"op": "replace", "path": "active", "value": false} to deactivate',
+        );
+      }
       return userInput(doc, current);
     });
   }
@@ -138,6 +147,10 @@ export class ScimUsersService {
         const groups = await this.directory.groupsOfUsers(actor.accountId, [id], manager);
         checkIfMatch(ifMatch, userEtag(current, groups));
         const input = compute(current);
+        // Nothing to change: no write, so meta.lastModified and the version stay.
+        if (unchanged(current, input)) {
+          return { resource: toScimUser(current, groups, base), etag: userEtag(current, groups) };
+        }
         if (input.isDeactivated && !current.isDeactivated) {
           await this.users.guardDeactivation(manager, actor, id);
         }

@@ -106,8 +106,10 @@ export const USER_SCHEMA: ResourceSchema = {
     }),
     attr('displayName', 'The name to display'),
     attr('title', 'Job title'),
-    attr('active', 'false deactivates the user: their tokens stop working', { type: 'boolean' }),
-    attr('emails', 'One address is stored: the primary one, else the work one, else the first', {
+    attr('active', 'false deactivates the user: their tokens stop working. Cannot be removed', {
+      type: 'boolean',
+    }),
+    attr('emails', 'Optional; one address is stored: the primary one, else the work one, else the first', {
       type: 'complex',
       multiValued: true,
       subAttributes: [

@@ -35,7 +35,7 @@ export class AppConfigController {
       'unchanged. An object replaces the stored object as a whole; null removes it.',
   })
   @ApiOkResponse({ type: AppConfigDto })
-  @ApiErrors(400)
+  @ApiErrors('validation_failed')
   updateAppConfig(
     @CurrentPrincipal() actor: Principal,
     @Body() dto: AppConfigInputDto,

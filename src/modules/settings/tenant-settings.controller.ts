@@ -32,7 +32,7 @@ export class TenantSettingsController {
       'records the moment in `auditLogEnabledTimestamp`.',
   })
   @ApiOkResponse({ type: TenantSettingsDto })
-  @ApiErrors(400)
+  @ApiErrors('validation_failed')
   updateTenantSettings(
     @CurrentPrincipal() actor: Principal,
     @Body() dto: TenantSettingsInputDto,

@@ -30,7 +30,7 @@ export class UsageController {
     schema: { type: 'object', properties: {}, additionalProperties: false },
   })
   @ApiOkResponse({ type: UsageAnalyticsTokenDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'usage_analytics_disabled')
   createToken(@CurrentPrincipal() actor: Principal, @Body() body: unknown): Promise<UsageAnalyticsTokenDto> {
     const empty =
       body === undefined ||

@@ -1,6 +1,3 @@
-import { HttpStatus } from '@nestjs/common';
-import { defineErrors } from '../../core/http/api-error.js';
+import { errorsOf } from '../../core/http/api-error.js';
 
-export const usageError = defineErrors({
-  usage_analytics_disabled: HttpStatus.NOT_FOUND,
-});
+export const usageError = errorsOf('usage_analytics_disabled');

@@ -1,10 +1,9 @@
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
-import { ApiForbiddenResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
 import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
-import { ErrorResponseDto } from '../../core/http/error-response.dto.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { UserAttributeValueDto, UserAttributeValueInputDto } from './dto/user-attribute-value.dto.js';
 import { UserAttributeValuesService } from './user-attribute-values.service.js';
@@ -25,11 +24,7 @@ export class UserAttributeValuesController {
       'themselves (403 otherwise).',
   })
   @ApiOkResponse({ type: UserAttributeValueDto, isArray: true })
-  @ApiForbiddenResponse({
-    description: 'A user other than an admin asks for another user',
-    type: ErrorResponseDto,
-  })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'forbidden', 'user_not_found')
   getUserAttributeValues(
     @CurrentPrincipal() actor: Principal,
     @IdParam('userId') userId: number,
@@ -48,7 +43,7 @@ export class UserAttributeValuesController {
       'The response shows the effective value, which after a removal is the default, if any.',
   })
   @ApiOkResponse({ type: UserAttributeValueDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'invalid_attribute_value', 'user_not_found', 'user_attribute_not_found')
   upsertUserAttributeValue(
     @CurrentPrincipal() actor: Principal,
     @Body() dto: UserAttributeValueInputDto,

@@ -28,7 +28,7 @@ export class UserAttributesController {
       '`offset`/`limit` parameters and the `data`/`count`/`pagination` fields still work but are deprecated.',
   })
   @ApiOkResponse({ type: UserAttributesListDto })
-  @ApiErrors(400)
+  @ApiErrors('validation_failed')
   getUserAttributes(
     @CurrentPrincipal() actor: Principal,
     @Query() query: UserAttributesQueryDto,
@@ -46,7 +46,7 @@ export class UserAttributesController {
       'A default value must parse as the type.',
   })
   @ApiOkResponse({ type: UserAttributeDto })
-  @ApiErrors(400, 409)
+  @ApiErrors('validation_failed', 'invalid_default_value', 'user_attribute_name_taken')
   createUserAttribute(
     @CurrentPrincipal() actor: Principal,
     @Body() dto: UserAttributeCreateDto,
@@ -64,7 +64,12 @@ export class UserAttributesController {
       '`attribute_type_immutable`); `name` cannot be sent.',
   })
   @ApiOkResponse({ type: UserAttributeDto })
-  @ApiErrors(400, 404)
+  @ApiErrors(
+    'validation_failed',
+    'attribute_type_immutable',
+    'invalid_default_value',
+    'user_attribute_not_found',
+  )
   updateUserAttribute(
     @CurrentPrincipal() actor: Principal,
     @IdParam('id') id: number,

@@ -19,7 +19,7 @@ export class ApiKeysController {
     description: 'Secrets are never returned after creation.',
   })
   @ApiOkResponse({ type: ApiKeysListDto })
-  @ApiErrors(400)
+  @ApiErrors('validation_failed')
   getApiKeys(@CurrentPrincipal() actor: Principal, @Query() query: ApiKeysQueryDto): Promise<ApiKeysListDto> {
     return this.apiKeys.list(actor, query);
   }
@@ -28,7 +28,7 @@ export class ApiKeysController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Create an API key', description: 'The response carries the secret, once.' })
   @ApiOkResponse({ type: ApiKeyCreatedDto })
-  @ApiErrors(400)
+  @ApiErrors('validation_failed')
   createApiKey(
     @CurrentPrincipal() actor: Principal,
     @Body() dto: ApiKeyCreateDto,
@@ -40,7 +40,7 @@ export class ApiKeysController {
   @HttpCode(204)
   @ApiOperation({ summary: 'Revoke an API key', description: 'It stops working immediately.' })
   @ApiNoContentResponse()
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'api_key_not_found')
   async revokeApiKey(@CurrentPrincipal() actor: Principal, @IdParam('id') id: number): Promise<void> {
     await this.apiKeys.revoke(actor, id);
   }

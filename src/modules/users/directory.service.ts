@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { isoSql, queryRows, uniqueViolation } from '../../core/database/sql.js';
+import { noEmailSql } from './no-email.js';
 import { DEFAULT_ROLES_FOR_NEW_USERS } from './users.service.js';
 import { usersError } from './users.errors.js';
 
@@ -22,7 +23,8 @@ export interface DirectoryUser {
 /** The columns an identity provider writes; the email lowercased by the caller or here. */
 export interface DirectoryUserInput {
   username: string;
-  email: string;
+  /** Null: the user has no address; they get the placeholder of `no-email.ts`. */
+  email: string | null;
   firstName: string | null;
   lastName: string | null;
   displayName: string | null;
@@ -128,11 +130,14 @@ export class DirectoryService {
     manager: EntityManager = this.dataSource.manager,
   ): Promise<DirectoryUser> {
     try {
+      // The id is drawn first so that a user without an address gets the placeholder made from it.
       const [row] = await queryRows<DirectoryUser>(
         manager,
-        `INSERT INTO users AS u (account_id, username, email, first_name, last_name, display_name, title,
+        `WITH next AS (SELECT nextval(pg_get_serial_sequence('users', 'id'))::int AS id)
+         INSERT INTO users AS u (id, account_id, username, email, first_name, last_name, display_name, title,
            external_id, is_deactivated, default_roles)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${USER_COLUMNS}`,
+         VALUES ((SELECT id FROM next), $1, $2, COALESCE($3, ${noEmailSql('(SELECT id FROM next)')}), $4, $5, $6,
+           $7, $8, $9, $10) RETURNING ${USER_COLUMNS}`,
         [accountId, ...this.values(input), DEFAULT_ROLES_FOR_NEW_USERS],
       );
       return row;
@@ -151,7 +156,7 @@ export class DirectoryService {
     try {
       const [row] = await queryRows<DirectoryUser>(
         manager,
-        `UPDATE users u SET username = $3, email = $4, first_name = $5, last_name = $6, display_name = $7,
+        `UPDATE users u SET username = $3, email = COALESCE($4, ${noEmailSql('u.id')}), first_name = $5, last_name = $6, display_name = $7,
            title = $8, external_id = $9, is_deactivated = $10, updated_at = now()
          WHERE u.account_id = $1 AND u.id = $2 RETURNING ${USER_COLUMNS}`,
         [accountId, id, ...this.values(input)],
@@ -281,7 +286,7 @@ export class DirectoryService {
   private values(input: DirectoryUserInput): unknown[] {
     return [
       input.username,
-      input.email.toLowerCase(),
+      input.email?.toLowerCase() ?? null,
       input.firstName,
       input.lastName,
       input.displayName,

@@ -16,6 +16,8 @@ import {
 } from './dto/group.dto.js';
 import { PoliciesInputDto, PoliciesResponseDto } from './dto/policy.dto.js';
 import { GroupsService } from './groups.service.js';
+import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import { CREATE_GROUP_EXAMPLES, POLICIES_EXAMPLES } from './users.examples.js';
 
 @ApiTags('Groups')
 @Controller('api/v1/groups')
@@ -29,7 +31,7 @@ export class GroupsController {
     description: 'Groups of console users (managed here or by SCIM) and of embed users (joined by name).',
   })
   @ApiOkResponse({ type: GroupsListDto })
-  @ApiErrors(400)
+  @ApiErrors('validation_failed', 'invalid_cursor')
   listUserGroups(
     @CurrentPrincipal() actor: Principal,
     @Query() query: GroupsQueryDto,
@@ -41,7 +43,8 @@ export class GroupsController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Create an account-wide group', description: 'Names are unique in the account.' })
   @ApiOkResponse({ type: GroupDto })
-  @ApiErrors(400, 409)
+  @ApiErrors('validation_failed', 'group_name_taken')
+  @ApiBodyExamples(CreateGroupDto, CREATE_GROUP_EXAMPLES)
   createUserGroup(@CurrentPrincipal() actor: Principal, @Body() dto: CreateGroupDto): Promise<GroupDto> {
     return this.groups.create(actor, dto);
   }
@@ -49,7 +52,7 @@ export class GroupsController {
   @Get(':id')
   @ApiOperation({ summary: 'Get a group' })
   @ApiOkResponse({ type: GroupDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'group_not_found')
   getUserGroup(@CurrentPrincipal() actor: Principal, @IdParam('id') id: number): Promise<GroupDto> {
     return this.groups.get(actor, id);
   }
@@ -60,7 +63,7 @@ export class GroupsController {
     description: 'Omitted fields are left alone. Members, roles and grants stay.',
   })
   @ApiOkResponse({ type: GroupDto })
-  @ApiErrors(400, 404, 409)
+  @ApiErrors('validation_failed', 'group_not_found', 'group_name_taken')
   updateUserGroup(
     @CurrentPrincipal() actor: Principal,
     @IdParam('id') id: number,
@@ -76,7 +79,7 @@ export class GroupsController {
     description: 'Its members leave it and its roles and grants go with it; the users stay.',
   })
   @ApiNoContentResponse({ description: 'Deleted' })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'group_not_found')
   deleteUserGroup(@CurrentPrincipal() actor: Principal, @IdParam('id') id: number): Promise<void> {
     return this.groups.remove(actor, id);
   }
@@ -84,7 +87,7 @@ export class GroupsController {
   @Get(':id/users')
   @ApiOperation({ summary: 'List the console users in a group', description: 'Ordered by user id.' })
   @ApiOkResponse({ type: GroupMembersListDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'invalid_cursor', 'group_not_found')
   listUserGroupMembers(
     @CurrentPrincipal() actor: Principal,
     @IdParam('id') id: number,
@@ -97,7 +100,7 @@ export class GroupsController {
   @HttpCode(204)
   @ApiOperation({ summary: 'Add a console user to a group', description: 'Idempotent.' })
   @ApiNoContentResponse()
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'group_not_found', 'user_not_found')
   async addUserGroupMember(
     @CurrentPrincipal() actor: Principal,
     @IdParam('id') id: number,
@@ -110,7 +113,7 @@ export class GroupsController {
   @HttpCode(204)
   @ApiOperation({ summary: 'Remove a console user from a group', description: 'Idempotent.' })
   @ApiNoContentResponse()
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'group_not_found', 'user_not_found')
   async removeUserGroupMember(
     @CurrentPrincipal() actor: Principal,
     @IdParam('id') id: number,
@@ -122,7 +125,7 @@ export class GroupsController {
   @Get(':id/policies')
   @ApiOperation({ summary: "A group's object-level and global grants", description: 'Members hold them.' })
   @ApiOkResponse({ type: PoliciesResponseDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'group_not_found')
   getUserGroupPolicies(
     @CurrentPrincipal() actor: Principal,
     @IdParam('id') id: number,
@@ -133,7 +136,8 @@ export class GroupsController {
   @Put(':id/policies')
   @ApiOperation({ summary: "Replace a group's grants" })
   @ApiOkResponse({ type: PoliciesResponseDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'unknown_resource', 'unsupported_resource_type', 'group_not_found')
+  @ApiBodyExamples(PoliciesInputDto, POLICIES_EXAMPLES)
   replaceUserGroupPolicies(
     @CurrentPrincipal() actor: Principal,
     @IdParam('id') id: number,

@@ -3,10 +3,21 @@ import { DataSource, type EntityManager } from 'typeorm';
 import type { GrantableType } from '../../core/auth/access.service.js';
 import { AccessService } from '../../core/auth/access.service.js';
 import type { Principal } from '../../core/auth/principal.js';
-import type { PolicyDto, PolicyResourceType } from './dto/policy.dto.js';
+import { ALL_RESOURCES, type PolicyDto, type PolicyResourceType } from './dto/policy.dto.js';
 import { usersError } from './users.errors.js';
 
 export type PrincipalType = 'role' | 'user' | 'group';
+
+/** How a policy on every resource of its type is stored (`resource_id`): never an id. */
+const EVERY = '*';
+
+/** `All` (the reference's form) or `*` (accepted since the first version, for Global). */
+const isEvery = (resource: string): boolean => resource === ALL_RESOURCES || resource === EVERY;
+
+/** The rows of a policy: one `*` row for every resource of the type, else one per id. */
+function storedResources(p: PolicyDto): string[] {
+  return p.resourceType === 'Global' || p.resources.some(isEvery) ? [EVERY] : p.resources;
+}
 
 const GRANTABLE: ReadonlySet<string> = new Set<GrantableType>(['Deployment', 'Folder', 'Workbook', 'Report']);
 
@@ -41,16 +52,18 @@ export class PoliciesService {
         );
       }
       if (p.resourceType === 'Global') {
-        if (p.resources.some((r) => r !== '*')) {
-          throw usersError('unknown_resource', 'Global policies take no resources other than "*"');
+        if (!p.resources.every(isEvery)) {
+          throw usersError('unknown_resource', 'Global policies take no resources other than ["All"]');
         }
         continue;
       }
+      // Every resource of the type, those created later included: no id to check.
+      if (p.resources.some(isEvery)) continue;
       const bad = p.resources.filter((r) => !/^[1-9]\d{0,9}$/.test(r) || Number(r) > 2_147_483_647);
       if (bad.length > 0 || p.resources.length === 0) {
         throw usersError(
           'unknown_resource',
-          `${p.resourceType} policies need resource ids; invalid: ${bad.join(', ')}`,
+          `${p.resourceType} policies need resource ids or ["All"]; invalid: ${bad.join(', ')}`,
         );
       }
       const ids = p.resources.map(Number);
@@ -75,7 +88,7 @@ export class PoliciesService {
       [accountId, principalType, principalId],
     );
     const rows = policies.flatMap((p) =>
-      (p.resourceType === 'Global' ? ['*'] : p.resources).flatMap((resource) =>
+      storedResources(p).flatMap((resource) =>
         p.actions.map((action) => [p.resourceType, resource, action] as const),
       ),
     );
@@ -140,7 +153,7 @@ function group(rows: readonly GrantRow[]): PolicyDto[] {
       actions: sorted,
       resources: [],
     };
-    policy.resources.push(resource);
+    policy.resources.push(resource === EVERY ? ALL_RESOURCES : resource);
     policies.set(key, policy);
   }
   return [...policies.values()];

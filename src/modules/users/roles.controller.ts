@@ -7,6 +7,8 @@ import { ApiErrors } from '../../core/http/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { RoleCreateDto, RoleDto, RolesListDto, RolesQueryDto, RoleUpdateDto } from './dto/role.dto.js';
 import { RolesService } from './roles.service.js';
+import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import { CREATE_ROLE_EXAMPLES, UPDATE_ROLE_EXAMPLES } from './users.examples.js';
 
 @ApiTags('Roles')
 @Controller('api/v1/roles')
@@ -17,7 +19,7 @@ export class RolesController {
   @Get()
   @ApiOperation({ summary: 'List custom roles' })
   @ApiOkResponse({ type: RolesListDto })
-  @ApiErrors(400)
+  @ApiErrors('validation_failed', 'invalid_cursor')
   getRoles(@CurrentPrincipal() actor: Principal, @Query() query: RolesQueryDto): Promise<RolesListDto> {
     return this.roles.list(actor, query);
   }
@@ -26,7 +28,14 @@ export class RolesController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Create a custom role' })
   @ApiOkResponse({ type: RoleDto })
-  @ApiErrors(400, 409)
+  @ApiErrors(
+    'validation_failed',
+    'role_name_reserved',
+    'unknown_resource',
+    'unsupported_resource_type',
+    'role_name_taken',
+  )
+  @ApiBodyExamples(RoleCreateDto, CREATE_ROLE_EXAMPLES)
   createRole(@CurrentPrincipal() actor: Principal, @Body() dto: RoleCreateDto): Promise<RoleDto> {
     return this.roles.create(actor, dto);
   }
@@ -34,7 +43,7 @@ export class RolesController {
   @Get(':roleId')
   @ApiOperation({ summary: 'Get a custom role' })
   @ApiOkResponse({ type: RoleDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'role_not_found')
   getRole(@CurrentPrincipal() actor: Principal, @IdParam('roleId') id: number): Promise<RoleDto> {
     return this.roles.get(actor, id);
   }
@@ -45,7 +54,15 @@ export class RolesController {
     description: 'Sent policies replace the role’s policies.',
   })
   @ApiOkResponse({ type: RoleDto })
-  @ApiErrors(400, 404, 409)
+  @ApiErrors(
+    'validation_failed',
+    'role_name_reserved',
+    'unknown_resource',
+    'unsupported_resource_type',
+    'role_not_found',
+    'role_name_taken',
+  )
+  @ApiBodyExamples(RoleUpdateDto, UPDATE_ROLE_EXAMPLES)
   updateRole(
     @CurrentPrincipal() actor: Principal,
     @IdParam('roleId') id: number,
@@ -58,7 +75,7 @@ export class RolesController {
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a custom role' })
   @ApiNoContentResponse()
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'role_not_found')
   async deleteRole(@CurrentPrincipal() actor: Principal, @IdParam('roleId') id: number): Promise<void> {
     await this.roles.remove(actor, id);
   }
@@ -67,7 +84,7 @@ export class RolesController {
   @HttpCode(204)
   @ApiOperation({ summary: 'Assign a role to a user', description: 'Idempotent.' })
   @ApiNoContentResponse()
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'role_not_found', 'user_not_found')
   async assignRoleToUser(
     @CurrentPrincipal() actor: Principal,
     @IdParam('roleId') roleId: number,
@@ -80,7 +97,7 @@ export class RolesController {
   @HttpCode(204)
   @ApiOperation({ summary: 'Remove a role from a user', description: 'Idempotent.' })
   @ApiNoContentResponse()
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'role_not_found', 'user_not_found')
   async removeRoleFromUser(
     @CurrentPrincipal() actor: Principal,
     @IdParam('roleId') roleId: number,
@@ -96,7 +113,7 @@ export class RolesController {
     description: 'Every member of the group holds the role while they are a member. Idempotent.',
   })
   @ApiNoContentResponse()
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'role_not_found', 'group_not_found')
   async assignRoleToGroup(
     @CurrentPrincipal() actor: Principal,
     @IdParam('roleId') roleId: number,
@@ -109,7 +126,7 @@ export class RolesController {
   @HttpCode(204)
   @ApiOperation({ summary: 'Remove a role from a group', description: 'Idempotent.' })
   @ApiNoContentResponse()
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'role_not_found', 'group_not_found')
   async removeRoleFromGroup(
     @CurrentPrincipal() actor: Principal,
     @IdParam('roleId') roleId: number,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { BUILT_IN_ROLE_NAMES } from '../../core/auth/action.js';
+import { BUILT_IN_ROLE_NAMES, LEGACY_ROLE_NAMES } from '../../core/auth/action.js';
 import { foreignKeyViolation, uniqueViolation } from '../../core/database/sql.js';
 import type { Principal } from '../../core/auth/principal.js';
 import {
@@ -167,8 +167,9 @@ export class RolesService {
   }
 
   private assertNameAllowed(name: string): void {
-    if (BUILT_IN_ROLE_NAMES.some((n) => n.toLowerCase() === name.trim().toLowerCase())) {
-      throw usersError('role_name_taken', `${name} is a built-in role`);
+    const reserved = [...BUILT_IN_ROLE_NAMES, ...Object.keys(LEGACY_ROLE_NAMES)];
+    if (reserved.some((n) => n.toLowerCase() === name.trim().toLowerCase())) {
+      throw usersError('role_name_reserved', `${name} is a built-in role`);
     }
   }
 

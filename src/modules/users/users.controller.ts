@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Patch, Post, Put, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { Authenticated, CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
@@ -9,7 +9,6 @@ import { PoliciesInputDto, PoliciesResponseDto } from './dto/policy.dto.js';
 import {
   BulkUserActionDto,
   BulkUserActionResultDto,
-  DeleteUserResponseDto,
   UserCreateDto,
   UserDto,
   UserSettingsDto,
@@ -18,6 +17,8 @@ import {
   UserUpdateDto,
 } from './dto/user.dto.js';
 import { UsersService } from './users.service.js';
+import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import { CREATE_USER_EXAMPLES, POLICIES_EXAMPLES, UPDATE_USER_EXAMPLES } from './users.examples.js';
 
 @ApiTags('Users')
 @Controller('api/v1/users')
@@ -31,7 +32,7 @@ export class UsersController {
     description: 'Search matches first name, username or email.',
   })
   @ApiOkResponse({ type: UsersListDto })
-  @ApiErrors(400)
+  @ApiErrors('validation_failed', 'invalid_cursor', 'pagination_conflict')
   getUsers(@CurrentPrincipal() actor: Principal, @Query() query: UsersQueryDto): Promise<UsersListDto> {
     return this.users.list(actor, query);
   }
@@ -53,7 +54,7 @@ export class UsersController {
       '`null` clears it. `defaultDeploymentId` must name a deployment of the account.',
   })
   @ApiOkResponse({ type: UserDto })
-  @ApiErrors(400)
+  @ApiErrors('validation_failed', 'unknown_deployment')
   updateMySettings(@CurrentPrincipal() actor: Principal, @Body() dto: UserSettingsDto): Promise<UserDto> {
     return this.users.updateMySettings(actor, dto);
   }
@@ -61,7 +62,6 @@ export class UsersController {
   @Post('bulk')
   @HttpCode(200)
   @RequireActions(Action.All)
-  @ApiTags('Users Admin')
   @ApiOperation({
     summary: 'Apply an action to many users',
     description:
@@ -72,7 +72,7 @@ export class UsersController {
       'Repeating a state a user is already in succeeds.',
   })
   @ApiOkResponse({ type: BulkUserActionResultDto })
-  @ApiErrors(400)
+  @ApiErrors('validation_failed')
   bulkUserAction(
     @CurrentPrincipal() actor: Principal,
     @Body() dto: BulkUserActionDto,
@@ -83,10 +83,10 @@ export class UsersController {
   @Post()
   @HttpCode(200)
   @RequireActions(Action.All)
-  @ApiTags('Users Admin')
   @ApiOperation({ summary: 'Create a console user' })
   @ApiOkResponse({ type: UserDto })
-  @ApiErrors(400, 409)
+  @ApiErrors('validation_failed', 'unknown_deployment', 'email_taken', 'username_taken')
+  @ApiBodyExamples(UserCreateDto, CREATE_USER_EXAMPLES)
   createUser(@CurrentPrincipal() actor: Principal, @Body() dto: UserCreateDto): Promise<UserDto> {
     return this.users.create(actor, dto);
   }
@@ -95,20 +95,26 @@ export class UsersController {
   @Authenticated()
   @ApiOperation({ summary: 'Get a console user' })
   @ApiOkResponse({ type: UserDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'user_not_found')
   getUser(@CurrentPrincipal() actor: Principal, @IdParam('id') id: number): Promise<UserDto> {
     return this.users.get(actor, id);
   }
 
   @Put(':id')
   @RequireActions(Action.All)
-  @ApiTags('Users Admin')
   @ApiOperation({
     summary: 'Update a console user',
     description: 'Omitted fields are left alone; settings merge key by key.',
   })
   @ApiOkResponse({ type: UserDto })
-  @ApiErrors(400, 404, 409)
+  @ApiErrors(
+    'validation_failed',
+    'unknown_deployment',
+    'cannot_deactivate_self',
+    'last_admin',
+    'user_not_found',
+  )
+  @ApiBodyExamples(UserUpdateDto, UPDATE_USER_EXAMPLES)
   updateUser(
     @CurrentPrincipal() actor: Principal,
     @IdParam('id') id: number,
@@ -118,25 +124,20 @@ export class UsersController {
   }
 
   @Delete(':id')
+  @HttpCode(204)
   @RequireActions(Action.All)
-  @ApiTags('Users Admin')
   @ApiOperation({ summary: 'Delete a console user' })
-  @ApiOkResponse({ type: DeleteUserResponseDto })
-  @ApiErrors(400, 404, 409)
-  async deleteUser(
-    @CurrentPrincipal() actor: Principal,
-    @IdParam('id') id: number,
-  ): Promise<DeleteUserResponseDto> {
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiErrors('validation_failed', 'cannot_act_on_self', 'last_admin', 'user_not_found')
+  async deleteUser(@CurrentPrincipal() actor: Principal, @IdParam('id') id: number): Promise<void> {
     await this.users.remove(actor, id);
-    return { success: true };
   }
 
   @Get(':id/policies')
   @RequireActions(Action.All)
-  @ApiTags('Users Admin')
   @ApiOperation({ summary: "A user's direct object-level and global grants" })
   @ApiOkResponse({ type: PoliciesResponseDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'user_not_found')
   getUserPolicies(
     @CurrentPrincipal() actor: Principal,
     @IdParam('id') id: number,
@@ -146,10 +147,10 @@ export class UsersController {
 
   @Put(':id/policies')
   @RequireActions(Action.All)
-  @ApiTags('Users Admin')
   @ApiOperation({ summary: "Replace a user's direct grants" })
   @ApiOkResponse({ type: PoliciesResponseDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'unknown_resource', 'unsupported_resource_type', 'user_not_found')
+  @ApiBodyExamples(PoliciesInputDto, POLICIES_EXAMPLES)
   replaceUserPolicies(
     @CurrentPrincipal() actor: Principal,
     @IdParam('id') id: number,

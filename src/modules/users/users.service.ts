@@ -11,7 +11,7 @@ import {
   type LegacyPage,
 } from '../../core/http/pagination.js';
 import { likePattern } from '../../core/http/sql.js';
-import type { PoliciesInputDto, PoliciesResponseDto } from './dto/policy.dto.js';
+import { ALL_RESOURCES, type PoliciesInputDto, type PoliciesResponseDto } from './dto/policy.dto.js';
 import type {
   BulkUserActionDto,
   BulkUserActionResultDto,
@@ -47,7 +47,7 @@ const USER_COLUMNS = `u.id, u.email, u.username, u.first_name AS "firstName", u.
   u.external_id AS "externalId", u.is_deactivated AS "isDeactivated", u.default_roles AS "defaultRoles",
   u.settings, u.notifications, u.last_login AS "lastLogin", u.created_at AS "createdAt", u.updated_at AS "updatedAt"`;
 
-export const DEFAULT_ROLES_FOR_NEW_USERS = ['Viewer'];
+export const DEFAULT_ROLES_FOR_NEW_USERS = ['AIBIViewer'];
 
 export function toUserDto(row: UserRow): UserDto {
   return {
@@ -138,7 +138,11 @@ export class UsersService {
     const policies = [...(await this.policies.read(actor.accountId, principals)).values()].flat();
     const builtIn = builtInRoleActions(user.defaultRoles ?? []);
     if (builtIn.length > 0)
-      policies.unshift({ resourceType: 'Global', actions: [...new Set(builtIn)], resources: ['*'] });
+      policies.unshift({
+        resourceType: 'Global',
+        actions: [...new Set(builtIn)],
+        resources: [ALL_RESOURCES],
+      });
     return { ...user, userPolicies: policies };
   }
 

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query, UseInterceptors } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
@@ -14,9 +14,13 @@ import {
   UpdateFolderDto,
 } from './dto/folder.dto.js';
 import { FoldersService } from './folders.service.js';
+import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import { CREATE_FOLDER_EXAMPLES, UPDATE_FOLDER_EXAMPLES } from './workspace.examples.js';
+import { DeploymentScopeInterceptor } from '../deployments/deployment-scope.interceptor.js';
 
 @ApiTags('Folders')
 @Controller('api/v1/deployments/:deploymentId')
+@UseInterceptors(DeploymentScopeInterceptor)
 export class FoldersController {
   constructor(private readonly folders: FoldersService) {}
 
@@ -29,7 +33,7 @@ export class FoldersController {
       'Only folders the caller can read: held account-wide, owned, or granted on the folder or a folder above it.',
   })
   @ApiOkResponse({ type: FoldersListDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'invalid_cursor', 'deployment_not_found', 'folder_not_found')
   getFolders(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -49,7 +53,8 @@ export class FoldersController {
       'The caller owns the new folder.',
   })
   @ApiOkResponse({ type: FolderDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'folder_too_deep', 'deployment_not_found', 'folder_not_found')
+  @ApiBodyExamples(CreateFolderDto, CREATE_FOLDER_EXAMPLES)
   createFolder(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -66,7 +71,14 @@ export class FoldersController {
       'Changes only the fields sent. Moving to another parent is POST /workspace/move with type FOLDER.',
   })
   @ApiOkResponse({ type: FolderDto })
-  @ApiErrors(400, 404)
+  @ApiErrors(
+    'validation_failed',
+    'folder_too_deep',
+    'folder_into_descendant',
+    'deployment_not_found',
+    'folder_not_found',
+  )
+  @ApiBodyExamples(UpdateFolderDto, UPDATE_FOLDER_EXAMPLES)
   updateFolder(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -86,7 +98,7 @@ export class FoldersController {
       'directly inside it are kept and return to the root; grants on the folder are removed.',
   })
   @ApiNoContentResponse({ description: 'Deleted' })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'folder_not_empty', 'deployment_not_found', 'folder_not_found')
   async deleteFolder(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -102,7 +114,7 @@ export class FoldersController {
     description: 'The folders from the root down to this one, the folder itself last.',
   })
   @ApiOkResponse({ type: FolderDto, isArray: true })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'deployment_not_found', 'folder_not_found')
   getFolderAncestors(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,

@@ -46,7 +46,7 @@ function cleanName(name: string): string {
   return trimmed;
 }
 
-const notFound = (id: number) => coreError('not_found', `Folder ${id} was not found`);
+const notFound = (id: number) => workspaceError('folder_not_found', `Folder ${id} was not found`);
 
 const tooDeep = () =>
   workspaceError('folder_too_deep', `Folders nest at most ${MAX_FOLDER_DEPTH} levels deep`);

@@ -1,5 +1,16 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  Post,
+  Put,
+  Query,
+  UseInterceptors,
+} from '@nestjs/common';
+import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
@@ -16,7 +27,6 @@ import {
   DuplicateWorkbookDto,
   UpdateWorkbookDto,
   UpsertWorkbookDto,
-  WorkbookDeletedDto,
   WorkbookDto,
   WorkbooksListDto,
   WorkbooksQueryDto,
@@ -24,9 +34,17 @@ import {
 import { DashboardsService } from './dashboards.service.js';
 import { WorkbookCopyService } from './workbook-copy.service.js';
 import { WorkbooksService } from './workbooks.service.js';
+import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import {
+  CREATE_WORKBOOK_EXAMPLES,
+  UPDATE_WORKBOOK_EXAMPLES,
+  UPSERT_WORKBOOK_EXAMPLES,
+} from './workspace.examples.js';
+import { DeploymentScopeInterceptor } from '../deployments/deployment-scope.interceptor.js';
 
 @ApiTags('Workbooks')
 @Controller('api/v1/deployments/:deploymentId')
+@UseInterceptors(DeploymentScopeInterceptor)
 export class WorkbooksController {
   constructor(
     private readonly workbooks: WorkbooksService,
@@ -41,7 +59,7 @@ export class WorkbooksController {
     description: 'Ordered by id. Workbooks the caller may not read are left out.',
   })
   @ApiOkResponse({ type: WorkbooksListDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'invalid_cursor', 'deployment_not_found', 'folder_not_found')
   getWorkbooks(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -59,9 +77,15 @@ export class WorkbooksController {
       'The caller becomes its owner. At the workspace root this needs WorkbookEdit; in a folder, ' +
       'FolderEdit on that folder.',
   })
-  @ApiBody({ type: CreateWorkbookDto, required: false })
+  @ApiBodyExamples(CreateWorkbookDto, CREATE_WORKBOOK_EXAMPLES, { required: false })
   @ApiOkResponse({ type: WorkbookDto })
-  @ApiErrors(400, 404)
+  @ApiErrors(
+    'validation_failed',
+    'deployment_not_found',
+    'folder_not_found',
+    'slug_taken',
+    'shared_workspace_unavailable',
+  )
   createWorkbook(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -81,9 +105,16 @@ export class WorkbooksController {
       'is created. If a concurrent request creates or deletes the workbook holding the slug ' +
       'between the decision and the write, the answer is 409 upsert_branch_changed: retry.',
   })
-  @ApiBody({ type: UpsertWorkbookDto, required: false })
+  @ApiBodyExamples(UpsertWorkbookDto, UPSERT_WORKBOOK_EXAMPLES, { required: false })
   @ApiOkResponse({ type: WorkbookDto })
-  @ApiErrors(400, 404, 409)
+  @ApiErrors(
+    'validation_failed',
+    'deployment_not_found',
+    'folder_not_found',
+    'slug_taken',
+    'upsert_branch_changed',
+    'shared_workspace_unavailable',
+  )
   upsertWorkbookBySlug(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -97,7 +128,7 @@ export class WorkbooksController {
   @RequireObjectAction(Action.WorkbookRead)
   @ApiOperation({ summary: 'Get a workbook with its draft and published dashboard' })
   @ApiOkResponse({ type: WorkbookDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'deployment_not_found', 'workbook_not_found')
   getWorkbook(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -116,9 +147,15 @@ export class WorkbooksController {
       'destination folder. A slug held by another workbook of the deployment is a 409 unless ' +
       'slugTakeover is true, which removes it from that workbook (WorkbookEdit on it needed).',
   })
-  @ApiBody({ type: UpdateWorkbookDto, required: false })
+  @ApiBodyExamples(UpdateWorkbookDto, UPDATE_WORKBOOK_EXAMPLES, { required: false })
   @ApiOkResponse({ type: WorkbookDto })
-  @ApiErrors(400, 404, 409)
+  @ApiErrors(
+    'validation_failed',
+    'deployment_not_found',
+    'workbook_not_found',
+    'folder_not_found',
+    'slug_taken',
+  )
   updateWorkbook(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -129,20 +166,20 @@ export class WorkbooksController {
   }
 
   @Delete('workbooks/:workbookId')
+  @HttpCode(204)
   @RequireObjectAction(Action.WorkbookManage)
   @ApiOperation({
     summary: 'Delete a workbook',
     description: 'Its reports, its published dashboard and the grants on all of them are deleted with it.',
   })
-  @ApiOkResponse({ type: WorkbookDeletedDto, description: 'An empty object' })
-  @ApiErrors(400, 404)
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiErrors('validation_failed', 'deployment_not_found', 'workbook_not_found')
   async deleteWorkbook(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
     @IdParam('workbookId') workbookId: number,
-  ): Promise<WorkbookDeletedDto> {
+  ): Promise<void> {
     await this.workbooks.remove(actor, deploymentId, workbookId);
-    return {};
   }
 
   @Post('workbooks/:workbookId/duplicate')
@@ -160,7 +197,7 @@ export class WorkbooksController {
   })
   @ApiBody({ type: DuplicateWorkbookDto, required: false })
   @ApiOkResponse({ type: WorkbookDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'deployment_not_found', 'workbook_not_found', 'folder_not_found')
   duplicateWorkbook(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -178,7 +215,7 @@ export class WorkbooksController {
   })
   @ApiBody({ type: WorkbookDashboardInputDto, required: false })
   @ApiOkResponse({ type: WorkbookDashboardDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'workbook_id_mismatch', 'deployment_not_found', 'workbook_not_found')
   updateWorkbookDashboard(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -199,7 +236,7 @@ export class WorkbooksController {
       'public id and versionNumber 1; each later one replaces its config and adds one to versionNumber.',
   })
   @ApiOkResponse({ type: DashboardDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'nothing_to_publish', 'deployment_not_found', 'workbook_not_found')
   publishDashboard(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,

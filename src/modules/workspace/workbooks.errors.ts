@@ -1,13 +1,15 @@
-import { HttpStatus } from '@nestjs/common';
-import { defineErrors } from '../../core/http/api-error.js';
+import { errorsOf } from '../../core/http/api-error.js';
 
 /** Codes of the workbooks and dashboards endpoints. */
-export const workbooksError = defineErrors({
-  deployment_not_found: HttpStatus.NOT_FOUND,
-  dashboard_not_found: HttpStatus.NOT_FOUND,
-  slug_taken: HttpStatus.CONFLICT,
-  upsert_branch_changed: HttpStatus.CONFLICT,
-  workbook_id_mismatch: HttpStatus.BAD_REQUEST,
-  nothing_to_publish: HttpStatus.BAD_REQUEST,
-  shared_workspace_unavailable: HttpStatus.FORBIDDEN,
-});
+export const workbooksError = errorsOf(
+  'deployment_not_found',
+  'folder_not_found',
+  'workbook_not_found',
+  'report_not_found',
+  'dashboard_not_found',
+  'slug_taken',
+  'upsert_branch_changed',
+  'workbook_id_mismatch',
+  'nothing_to_publish',
+  'shared_workspace_unavailable',
+);

@@ -53,7 +53,7 @@ function mapDbError(err: unknown): never {
     throw workbooksError('slug_taken', 'The slug is taken by another workbook of this deployment');
   }
   if (e.code === '23503' && e.constraint === 'fk_workbooks_folder') {
-    throw coreError('not_found', 'The destination folder was not found');
+    throw workbooksError('folder_not_found', 'The destination folder was not found');
   }
   throw err;
 }

@@ -4,7 +4,6 @@ import { AccessService } from '../../core/auth/access.service.js';
 import { DeploymentsService } from '../deployments/deployments.service.js';
 import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { coreError } from '../../core/http/api-error.js';
 import { folderPathSql, isoSql, ownerSql } from './content.sql.js';
 import { validateDashboardConfig } from './dashboards.js';
 import { DashboardConfigDraftInputDto } from './dto/dashboard.dto.js';
@@ -35,7 +34,11 @@ export const WORKBOOK_COLUMNS = `w.id, w.name, w.slug, w.meta, w.calculated_fiel
 export const WORKBOOK_FROM = `workbooks w LEFT JOIN folders f ON f.id = w.folder_id LEFT JOIN users u ON u.id = w.user_id
   LEFT JOIN dashboards d ON d.workbook_id = w.id`;
 
-export const notFound = (type: string, id: number) => coreError('not_found', `${type} ${id} was not found`);
+export const notFound = (type: 'Folder' | 'Workbook', id: number) =>
+  workbooksError(
+    type === 'Folder' ? 'folder_not_found' : 'workbook_not_found',
+    `${type} ${id} was not found`,
+  );
 
 /** A jsonb parameter: the JSON text, or SQL NULL for null and undefined. */
 export const jsonParam = (value: unknown): string | null => (value == null ? null : JSON.stringify(value));

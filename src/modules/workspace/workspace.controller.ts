@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Query, UseInterceptors } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
@@ -15,6 +15,7 @@ import {
   WorkspaceQueryDto,
 } from './dto/workspace.dto.js';
 import { WorkspaceService } from './workspace.service.js';
+import { DeploymentScopeInterceptor } from '../deployments/deployment-scope.interceptor.js';
 
 const MOVE_RULES =
   'Folder: FolderManage on it and FolderEdit on the destination; moving it into itself or a sub-folder, ' +
@@ -28,6 +29,7 @@ const MOVE_RULES =
  */
 @ApiTags('Workspace')
 @Controller('api/v1/deployments/:deploymentId/workspace')
+@UseInterceptors(DeploymentScopeInterceptor)
 @Authenticated()
 export class WorkspaceController {
   constructor(private readonly workspace: WorkspaceService) {}
@@ -41,7 +43,7 @@ export class WorkspaceController {
       'Reports that belong to a workbook are part of it and not listed. Only items the caller can read.',
   })
   @ApiOkResponse({ type: WorkspaceConnectionDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'invalid_cursor', 'deployment_not_found', 'folder_not_found')
   workspaceObjects(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -54,7 +56,15 @@ export class WorkspaceController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Move a folder, workbook or report', description: MOVE_RULES })
   @ApiOkResponse({ type: WorkspaceItemDto, description: 'The moved item' })
-  @ApiErrors(400, 404)
+  @ApiErrors(
+    'validation_failed',
+    'folder_too_deep',
+    'folder_into_descendant',
+    'deployment_not_found',
+    'folder_not_found',
+    'workbook_not_found',
+    'report_not_found',
+  )
   moveWorkspaceObject(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -73,7 +83,7 @@ export class WorkspaceController {
       MOVE_RULES,
   })
   @ApiOkResponse({ type: BulkMoveWorkspaceObjectsResponseDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'deployment_not_found', 'folder_not_found')
   bulkMoveWorkspaceObjects(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -91,7 +101,7 @@ export class WorkspaceController {
       'returns to the root); workbooks WorkbookManage; reports ReportManage.',
   })
   @ApiOkResponse({ type: BulkDeleteWorkspaceObjectsResponseDto })
-  @ApiErrors(400, 404)
+  @ApiErrors('validation_failed', 'deployment_not_found')
   bulkDeleteWorkspaceObjects(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,

@@ -1,10 +1,12 @@
-import { HttpStatus } from '@nestjs/common';
-import { defineErrors } from '../../core/http/api-error.js';
+import { errorsOf } from '../../core/http/api-error.js';
 
 /** Codes of the folders and workspace endpoints. */
-export const workspaceError = defineErrors({
-  deployment_not_found: HttpStatus.NOT_FOUND,
-  folder_not_empty: HttpStatus.BAD_REQUEST,
-  folder_too_deep: HttpStatus.BAD_REQUEST,
-  folder_into_descendant: HttpStatus.BAD_REQUEST,
-});
+export const workspaceError = errorsOf(
+  'deployment_not_found',
+  'folder_not_found',
+  'workbook_not_found',
+  'report_not_found',
+  'folder_not_empty',
+  'folder_too_deep',
+  'folder_into_descendant',
+);

@@ -15,6 +15,7 @@ export type BuildStatus = 'queued' | 'running' | 'succeeded' | 'failed';
 /** One build of a deployment's branch, run by the `builds` queue. */
 @Entity('deployment_builds')
 @Index('ix_deployment_builds_deployment', ['deploymentId', 'id'])
+@Index('ix_deployment_builds_running', ['leaseUntil'], { where: `status = 'running'` })
 export class DeploymentBuild {
   @PrimaryGeneratedColumn() id: number;
 
@@ -39,4 +40,10 @@ export class DeploymentBuild {
   @Column({ type: 'timestamptz', nullable: true }) startedAt: Date | null;
 
   @Column({ type: 'timestamptz', nullable: true }) finishedAt: Date | null;
+
+  /** While `running`: until when the worker that claimed it holds it (renewed as it runs). */
+  @Column({ type: 'timestamptz', nullable: true }) leaseUntil: Date | null;
+
+  /** How many times a worker claimed it; also the fencing token of the current claim. */
+  @Column({ type: 'integer', default: 0 }) attempts: number;
 }

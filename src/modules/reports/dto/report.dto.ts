@@ -246,7 +246,3 @@ export class ReportsListDto {
   @ApiProperty({ deprecated: true, minimum: 0 }) count: number;
   @ApiProperty({ type: LegacyPaginationDto, deprecated: true }) pagination: LegacyPaginationDto;
 }
-
-export class ReportDeletedDto {
-  @ApiProperty() success: boolean;
-}

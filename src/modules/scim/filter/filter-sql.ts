@@ -1,4 +1,5 @@
 import { GROUP_SCHEMA, USER_SCHEMA, resolveAttr, type ResourceSchema } from '../scim.schema.js';
+import { NO_EMAIL_DOMAIN } from '../../users/no-email.js';
 import { scimError } from '../scim.errors.js';
 import type { AttrPath, CompValue, CompareOp, FilterNode } from './filter-parser.js';
 
@@ -73,10 +74,11 @@ export const USER_FILTER_COLUMNS: FilterColumns = {
     displayname: col('string', 'u.display_name'),
     title: col('string', 'u.title'),
     active: col('boolean', 'NOT u.is_deactivated', EXACT),
-    // Exactly one email per user: "some value matches" is the condition itself.
+    // At most one email per user: "some value matches" is the condition on it, unless the user
+    // has none (the placeholder of no-email.ts, which SCIM never shows).
     emails: {
       kind: 'multi',
-      some: (c) => c,
+      some: (c) => `(u.email NOT LIKE '%@${NO_EMAIL_DOMAIN}' AND ${c})`,
       subs: {
         value: col('string', 'u.email', { lowered: true, notNull: true }),
         type: col('string', `'work'`, { notNull: true }),

@@ -17,6 +17,9 @@ export const POLICY_RESOURCE_TYPES = [
 ] as const;
 export type PolicyResourceType = (typeof POLICY_RESOURCE_TYPES)[number];
 
+/** `resources` naming every resource of the type, now and to come (the reference's form). */
+export const ALL_RESOURCES = 'All';
+
 export class PolicyDto {
   @EnumField(POLICY_RESOURCE_TYPES, {
     enumName: 'PolicyResourceType',
@@ -30,7 +33,9 @@ export class PolicyDto {
   @StringArrayField({
     maxItems: 1000,
     maxLength: 64,
-    description: 'Ids of the resources (as strings); `*` (or nothing) for Global',
+    description:
+      'Ids of the resources (as strings), or `["All"]` for every resource of the type, including ' +
+      'those created later. `Global` takes `["All"]` (`["*"]` and `[]` are accepted and read back as `["All"]`)',
   })
   resources: string[];
 }

@@ -1,5 +1,8 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { BUILT_IN_ROLE_NAMES } from '../../../core/auth/action.js';
+import { Transform } from 'class-transformer';
+import { ValidateBy } from 'class-validator';
+import { BUILT_IN_ROLE_NAMES, canonicalRoleNames } from '../../../core/auth/action.js';
 import { LegacyPageQueryDto, LegacyPaginationDto, PageInfoDto } from '../../../core/http/pagination.js';
 import { BulkActionErrorDto } from '../../../core/http/bulk.js';
 import {
@@ -12,6 +15,7 @@ import {
   StringArrayField,
   StringField,
 } from '../../../core/http/validation.js';
+import { isNoEmail, NO_EMAIL_DOMAIN } from '../no-email.js';
 import { PolicyDto } from './policy.dto.js';
 
 export class SheetsUserSettingsDto {
@@ -44,8 +48,31 @@ export class UserSettingsDto {
   lastSeenChangelogId?: number | null;
 }
 
+/** Built-in role names, the former names accepted and stored as their successors. */
+const DefaultRolesField = () =>
+  applyDecorators(
+    StringArrayField({
+      optional: true,
+      nullable: true,
+      maxItems: 10,
+      enum: BUILT_IN_ROLE_NAMES,
+      description:
+        'Built-in role names. The former names `Explorer` and `Viewer` are accepted as `AIBIUser` and `AIBIViewer`.',
+    }),
+    Transform(({ value }) => canonicalRoleNames(value)),
+  );
+
 export class UserCreateDto {
-  @EmailField() email: string;
+  @EmailField()
+  // Placeholders of users provisioned without an address live there (see no-email.ts).
+  @ValidateBy({
+    name: 'notReservedDomain',
+    validator: {
+      validate: (v: unknown) => typeof v !== 'string' || !isNoEmail(v),
+      defaultMessage: () => `email: the domain ${NO_EMAIL_DOMAIN} is reserved`,
+    },
+  })
+  email: string;
 
   @StringField({ minLength: 1, maxLength: 255 }) username: string;
 
@@ -60,8 +87,7 @@ export class UserCreateDto {
   @BoolField({ optional: true, nullable: true, description: 'Shorthand for the Admin built-in role' })
   isAdmin?: boolean | null;
 
-  @StringArrayField({ optional: true, nullable: true, maxItems: 10, enum: BUILT_IN_ROLE_NAMES })
-  defaultRoles?: string[] | null;
+  @DefaultRolesField() defaultRoles?: string[] | null;
 
   @NestedField(() => UserSettingsDto, { optional: true, nullable: true }) settings?: UserSettingsDto | null;
 }
@@ -77,8 +103,7 @@ export class UserUpdateDto {
 
   @BoolField({ optional: true, nullable: true }) isDeactivated?: boolean | null;
 
-  @StringArrayField({ optional: true, nullable: true, maxItems: 10, enum: BUILT_IN_ROLE_NAMES })
-  defaultRoles?: string[] | null;
+  @DefaultRolesField() defaultRoles?: string[] | null;
 
   @NestedField(() => UserSettingsDto, { optional: true, nullable: true }) settings?: UserSettingsDto | null;
 }
@@ -127,10 +152,6 @@ export class UsersListDto {
   @ApiProperty({ type: UserDto, isArray: true, deprecated: true }) data: UserDto[];
   @ApiProperty({ deprecated: true }) count: number;
   @ApiProperty({ type: LegacyPaginationDto, deprecated: true }) pagination: LegacyPaginationDto;
-}
-
-export class DeleteUserResponseDto {
-  @ApiProperty() success: boolean;
 }
 
 export const BULK_USER_ACTIONS = ['DEACTIVATE', 'ACTIVATE', 'DELETE'] as const;

@@ -147,6 +147,3 @@ export class WorkbooksListDto {
   @ApiProperty({ deprecated: true }) count: number;
   @ApiProperty({ type: LegacyPaginationDto, deprecated: true }) pagination: LegacyPaginationDto;
 }
-
-/** Deleting answers an empty object. */
-export class WorkbookDeletedDto {}

@@ -1,0 +1,245 @@
+/**
+ * Every error `code` the service answers, declared once with its HTTP status and meaning. Modules
+ * throw through slices of this catalogue ({@link errorsOf} in `api-error.ts`), the OpenAPI
+ * document shows these statuses and meanings (`@ApiErrors`), and the table in
+ * `docs/api-conventions.md` lists exactly these rows (checked by a test).
+ *
+ * One kind of missing resource has one code on every route: `<kind>_not_found` (`not_found` is
+ * left for unknown routes), also when the missing resource is a parent in the path, such as the
+ * deployment of `/deployments/{deploymentId}/reports`.
+ */
+export interface ErrorCodeSpec {
+  readonly status: number;
+  readonly meaning: string;
+}
+
+export const ERROR_CODES = {
+  // Shared by every route.
+  bad_request: { status: 400, meaning: 'The request could not be processed.' },
+  validation_failed: {
+    status: 400,
+    meaning: 'A body field, query parameter or path id is invalid or unknown; the message names each.',
+  },
+  malformed_json: { status: 400, meaning: 'The body is not valid JSON.' },
+  invalid_characters: {
+    status: 400,
+    meaning:
+      'A NUL character, or text that is not well-formed Unicode (a lone UTF-16 surrogate, invalid UTF-8), in the URL or body.',
+  },
+  invalid_cursor: { status: 400, meaning: '`after` is not a cursor returned by this list.' },
+  pagination_conflict: { status: 400, meaning: '`first`/`after` mixed with `limit`/`offset`.' },
+  unauthorized: { status: 401, meaning: 'Missing, malformed, unknown, expired or revoked token.' },
+  forbidden: { status: 403, meaning: 'The caller lacks the required action (the message names it).' },
+  https_required: { status: 403, meaning: 'The request did not arrive over HTTPS.' },
+  not_found: { status: 404, meaning: 'No such route.' },
+  method_not_allowed: { status: 405, meaning: 'Method not supported.' },
+  conflict: {
+    status: 409,
+    meaning:
+      'Conflicts with the current state: a duplicate unique value, a still-referenced resource, or a concurrent change (retry).',
+  },
+  payload_too_large: { status: 413, meaning: 'Body larger than `BODY_LIMIT`.' },
+  unsupported_media_type: { status: 415, meaning: 'Unsupported content type, encoding or charset.' },
+  rate_limited: { status: 429, meaning: 'Rate limit spent; see `Retry-After`.' },
+  internal_error: { status: 500, meaning: 'Unexpected error; logged with the request id.' },
+  queue_unavailable: {
+    status: 503,
+    meaning: 'The job queue (Redis) is unavailable; nothing was changed; retry shortly.',
+  },
+  database_unavailable: {
+    status: 503,
+    meaning:
+      'The database is unreachable or did not answer within its time bounds; retry after `Retry-After`.',
+  },
+  service_unavailable: { status: 503, meaning: 'A dependency is unavailable; retry shortly.' },
+
+  // Missing resources: one code per kind, on every route.
+  account_not_found: { status: 404, meaning: 'No such account (command line only).' },
+  api_key_not_found: { status: 404, meaning: 'No such active API key of the caller.' },
+  dashboard_not_found: { status: 404, meaning: 'No such published dashboard visible to the caller.' },
+  deployment_not_found: {
+    status: 404,
+    meaning: 'No such deployment visible to the caller, including as the parent of a nested path.',
+  },
+  embed_group_not_found: { status: 404, meaning: 'No such group in the embed tenant.' },
+  embed_tenant_not_found: { status: 404, meaning: 'No such embed tenant.' },
+  embed_user_not_found: { status: 404, meaning: 'No such embed user.' },
+  folder_not_found: { status: 404, meaning: 'No such folder visible to the caller.' },
+  group_not_found: { status: 404, meaning: 'No such group in the account.' },
+  oauth_integration_not_found: { status: 404, meaning: 'No such OAuth integration.' },
+  oauth_token_not_found: { status: 404, meaning: 'The caller holds no token for that OAuth integration.' },
+  oidc_token_config_not_found: { status: 404, meaning: 'No such OIDC token config.' },
+  report_not_found: { status: 404, meaning: 'No such report visible to the caller.' },
+  role_not_found: { status: 404, meaning: 'No such custom role.' },
+  user_attribute_not_found: { status: 404, meaning: 'No such user attribute.' },
+  user_not_found: { status: 404, meaning: 'No such user in the account.' },
+  workbook_not_found: { status: 404, meaning: 'No such workbook visible to the caller.' },
+
+  // Audit log.
+  audit_log_disabled: { status: 403, meaning: 'The audit log is off for the account.' },
+  invalid_time_range: { status: 400, meaning: '`from` is not before `to`.' },
+
+  // Users, roles, groups and API keys.
+  email_taken: { status: 409, meaning: 'A user with that email exists.' },
+  username_taken: { status: 409, meaning: 'That username is in use.' },
+  cannot_act_on_self: { status: 400, meaning: 'An admin tried to delete themselves.' },
+  cannot_deactivate_self: {
+    status: 403,
+    meaning: 'An admin tried to deactivate themselves or remove their own `Admin` role.',
+  },
+  last_admin: {
+    status: 403,
+    meaning: 'The change would leave the account without an active admin.',
+  },
+  unknown_deployment: {
+    status: 400,
+    meaning: '`settings.defaultDeploymentId` is not a deployment of the account.',
+  },
+  role_name_taken: { status: 409, meaning: 'A custom role with that name exists.' },
+  role_name_reserved: { status: 400, meaning: 'The name is a built-in role’s.' },
+  unknown_resource: {
+    status: 400,
+    meaning: 'A policy names a resource that does not exist, or gives resources to a `Global` policy.',
+  },
+  unsupported_resource_type: { status: 400, meaning: 'A policy’s `resourceType` cannot carry grants.' },
+  group_name_taken: { status: 409, meaning: 'A group with that name exists.' },
+  unknown_groups: {
+    status: 400,
+    meaning: 'Embed provisioning named groups that do not exist (all are listed).',
+  },
+
+  // Deployments.
+  unknown_region: { status: 400, meaning: 'The region is not in `GET /api/v1/regions`.' },
+  release_version_invalid: {
+    status: 400,
+    meaning: '`releaseChannelVersion` is not offered on the release channel.',
+  },
+
+  // Workspace: folders, workbooks, dashboards.
+  folder_not_empty: { status: 400, meaning: 'The folder still has sub-folders.' },
+  folder_too_deep: { status: 400, meaning: 'Folders would nest deeper than allowed.' },
+  folder_into_descendant: { status: 400, meaning: 'A folder cannot move into itself or its descendants.' },
+  slug_taken: { status: 409, meaning: 'Another workbook of the deployment has that slug.' },
+  upsert_branch_changed: {
+    status: 409,
+    meaning: 'An upsert by slug or public id found the resource on another branch.',
+  },
+  workbook_id_mismatch: { status: 400, meaning: '`workbookId` in the body is not the workbook of the path.' },
+  nothing_to_publish: {
+    status: 400,
+    meaning: 'The workbook has no draft to publish and no config was sent.',
+  },
+  shared_workspace_unavailable: {
+    status: 403,
+    meaning: 'The shared workspace is not available to the caller.',
+  },
+
+  // Reports and placements.
+  public_id_reserved: { status: 400, meaning: 'The `publicId` has a reserved form.' },
+  public_id_immutable: { status: 400, meaning: 'A report keeps the `publicId` it was given.' },
+  public_id_mismatch: { status: 400, meaning: 'The body `publicId` differs from the one in the path.' },
+  public_id_taken: { status: 409, meaning: 'Another report of the deployment has that `publicId`.' },
+  public_id_in_other_deployment: {
+    status: 409,
+    meaning: 'The `publicId` belongs to a report of another deployment.',
+  },
+  version_conflict: { status: 409, meaning: 'The report changed since the `version` the client sent.' },
+  cursor_unavailable_for_sort: {
+    status: 400,
+    meaning: 'Cursor paging is not offered for the requested sort.',
+  },
+  invalid_location: { status: 400, meaning: 'A placement location is not valid A1 notation.' },
+  location_mismatch: {
+    status: 400,
+    meaning: '`resultLocation` disagrees with `sheetName` or `anchorCell`.',
+  },
+  blank_name: { status: 400, meaning: 'A name is blank.' },
+
+  // Embedding.
+  invalid_embed_tenant_name: {
+    status: 400,
+    meaning: 'An embed tenant name is not in its canonical lowercase form.',
+  },
+  invalid_external_id: { status: 400, meaning: '`externalId` is blank or too long.' },
+  embed_group_name_taken: { status: 400, meaning: 'An embed group with that name exists in the tenant.' },
+  embed_group_name_reserved: { status: 400, meaning: 'The embed group name is reserved.' },
+  embed_group_has_members: { status: 400, meaning: 'The embed group still has members.' },
+  unknown_tenant_groups: {
+    status: 400,
+    meaning: '`tenantGroups` named groups that do not exist (all are listed).',
+  },
+  invalid_member: { status: 400, meaning: 'A member to add or remove is not a user of the tenant.' },
+  embed_user_limit_reached: {
+    status: 429,
+    meaning: 'The account has `EMBED_USERS_MAX` embed users already.',
+  },
+  tenant_groups_need_creator_mode: {
+    status: 400,
+    meaning: '`tenantGroups` are only accepted in creator mode.',
+  },
+  invalid_embed_session: {
+    status: 401,
+    meaning: 'The embed session id is unknown, used, expired or revoked.',
+  },
+  embedding_not_allowed: { status: 403, meaning: 'The dashboard is not allowed to be embedded.' },
+  no_embed_access_change: { status: 400, meaning: 'An embed access update changes nothing.' },
+  ambiguous_embed_access_target: {
+    status: 400,
+    meaning: 'An embed access update names more or less than one target.',
+  },
+  no_published_dashboard: { status: 400, meaning: 'The workbook has no published dashboard.' },
+
+  // Settings and user attributes.
+  user_attribute_name_taken: { status: 409, meaning: 'A user attribute with that name exists.' },
+  attribute_type_immutable: { status: 400, meaning: 'A user attribute’s type cannot change.' },
+  invalid_default_value: { status: 400, meaning: '`defaultValue` does not parse as the attribute’s type.' },
+  invalid_attribute_value: { status: 400, meaning: 'A value does not fit the attribute’s type.' },
+
+  // Usage analytics.
+  usage_analytics_disabled: {
+    status: 404,
+    meaning: 'Usage analytics is not configured on this installation.',
+  },
+
+  // Integrations.
+  oauth_integration_name_taken: { status: 409, meaning: 'An OAuth integration with that name exists.' },
+  config_too_large: { status: 400, meaning: '`config` is larger than 16 KB.' },
+  invalid_oauth_state: { status: 400, meaning: 'An OAuth callback with an unknown, used or expired state.' },
+  oauth_authorization_denied: { status: 400, meaning: 'The provider redirected with an error.' },
+  oauth_token_exchange_failed: {
+    status: 502,
+    meaning: 'The provider’s token endpoint did not issue tokens.',
+  },
+  oidc_token_config_name_taken: { status: 409, meaning: 'An OIDC token config with that name exists.' },
+  oidc_audience_type_taken: {
+    status: 409,
+    meaning: 'An OIDC token config for that audience type exists.',
+  },
+  name_required: { status: 400, meaning: '`name` is required for a custom audience.' },
+  custom_audience_required: { status: 400, meaning: '`customAudience` is required for the audience type.' },
+  custom_audience_not_allowed: { status: 400, meaning: '`customAudience` is only for custom audiences.' },
+  invalid_custom_audience: { status: 400, meaning: '`customAudience` is blank or contains spaces.' },
+  target_env_var_not_allowed: { status: 400, meaning: '`targetEnvVar` is only for custom audiences.' },
+  invalid_custom_claims: { status: 400, meaning: '`customClaims` break a rule (each is listed).' },
+
+  // SCIM (`/api/scim/v2`): the `scimType` values of RFC 7644 section 3.12, in the SCIM error schema.
+  invalidFilter: { status: 400, meaning: 'SCIM: the filter is not valid.' },
+  invalidSyntax: { status: 400, meaning: 'SCIM: the request body is not valid.' },
+  invalidPath: { status: 400, meaning: 'SCIM: a PATCH path is not valid.' },
+  invalidValue: { status: 400, meaning: 'SCIM: a value is missing or not valid.' },
+  noTarget: { status: 400, meaning: 'SCIM: a PATCH path matches nothing.' },
+  mutability: { status: 400, meaning: 'SCIM: the change would modify a read-only attribute.' },
+  tooMany: { status: 400, meaning: 'SCIM: the query would return too many results.' },
+  uniqueness: { status: 409, meaning: 'SCIM: a unique value is taken.' },
+  scim_not_found: { status: 404, meaning: 'SCIM: no such resource, schema or resource type.' },
+  precondition_failed: {
+    status: 412,
+    meaning: 'SCIM: the resource changed; its version does not match `If-Match`.',
+  },
+} as const satisfies Record<string, ErrorCodeSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export function isErrorCode(value: string): value is ErrorCode {
+  return Object.hasOwn(ERROR_CODES, value);
+}

@@ -1,0 +1,87 @@
+/**
+ * The tags of the OpenAPI document, in the order of the product: what a reader sets up first comes
+ * first. Controllers name one of these in `@ApiTags`; every operation carries exactly one tag (a
+ * test checks both). Names follow the reference platform's where it has the same resource.
+ */
+export const API_TAGS = [
+  {
+    name: 'Deployments',
+    description: 'The deployments of the account: list, read, change settings, delete.',
+  },
+  {
+    name: 'Deployment Creation',
+    description: 'Create a deployment. Its first build is queued at once.',
+  },
+  { name: 'Regions', description: 'The regions a deployment can run in.' },
+  {
+    name: 'Workspace',
+    description:
+      'The content tree of a deployment (folders, workbooks, reports) in one listing; move and delete in bulk.',
+  },
+  { name: 'Folders', description: 'Folders of the workspace tree.' },
+  {
+    name: 'Workbooks',
+    description: 'Workbooks, their dashboard layout, duplication and publishing of the dashboard.',
+  },
+  {
+    name: 'Reports',
+    description:
+      'Reports (saved queries) and their placements: connect a report to a workbook, disconnect it, refresh it.',
+  },
+  {
+    name: 'Users',
+    description:
+      'Console users of the account: the caller, listing, admin create, update, delete and direct grants.',
+  },
+  { name: 'Roles', description: 'Built-in and custom roles, and their assignment to users and groups.' },
+  { name: 'Groups', description: 'Groups of console users, their members and grants.' },
+  { name: 'API Keys', description: 'The caller’s personal API tokens (`pat_...`): create, list, revoke.' },
+  {
+    name: 'User Attributes',
+    description: 'Typed attributes defined for the users of the account, with optional defaults.',
+  },
+  { name: 'User Attribute Values', description: 'The values of user attributes for one user.' },
+  { name: 'Tenant Settings', description: 'Account-wide settings, such as the audit log switch.' },
+  { name: 'App Theme', description: 'Theme, embedding and client-app settings of the account.' },
+  { name: 'OAuth Integrations', description: 'OAuth 2.0 providers that users can connect to.' },
+  {
+    name: 'User OAuth Tokens',
+    description:
+      'A user’s connection to an OAuth integration: start the flow, the callback, the stored token.',
+  },
+  {
+    name: 'OIDC Token Configs',
+    description:
+      'OIDC tokens issued to deployments for cloud identity federation (AWS, Azure, GCP, custom audiences).',
+  },
+  {
+    name: 'Embed Tenants',
+    description: 'Embed tenants and their users and groups, provisioned by the embedding application.',
+  },
+  {
+    name: 'Dashboard Embed Access',
+    description: 'Which embed tenants and groups may see a workbook’s dashboard.',
+  },
+  {
+    name: 'Embed',
+    description:
+      'Embed sessions (generate, exchange for an embed token, revoke) and the embedded dashboard, read with an embed token.',
+  },
+  {
+    name: 'SCIM',
+    description:
+      'SCIM 2.0 provisioning of users and groups (RFC 7643, RFC 7644) under `/api/scim/v2`, for identity providers.',
+  },
+  {
+    name: 'Usage Analytics',
+    description: 'Short-lived tokens for the usage-analytics data API, scoped to the account.',
+  },
+  {
+    name: 'Audit Log',
+    description: 'Every mutating request of the account, successful or refused, while the audit log is on.',
+  },
+  { name: 'OpenAPI Spec', description: 'This document.' },
+  { name: 'Health', description: 'Liveness and readiness probes for orchestrators. No token.' },
+] as const satisfies ReadonlyArray<{ name: string; description: string }>;
+
+export type ApiTagName = (typeof API_TAGS)[number]['name'];

@@ -1,0 +1,67 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { createTestDatabase, dropTestDatabase } from '../support/database.js';
+import { freePort, startProcess, type Proc } from '../support/process.js';
+
+// The build under test: dist/ (`npm test` builds it), or TEST_DIST_DIR's.
+const MAIN = path.resolve(process.env.TEST_DIST_DIR ?? 'dist', 'src/main.js');
+
+const production = () => ({
+  NODE_ENV: 'production',
+  SECRETS_KEY: randomBytes(32).toString('base64'),
+  LOG_LEVEL: 'info',
+});
+
+describe('start-up checks of the API process', () => {
+  it('refuses to start in production without TLS, a trusted proxy or ALLOW_HTTP, naming them', async () => {
+    // Nothing is reachable here: the check comes before any connection.
+    const proc = startProcess(MAIN, {
+      ...production(),
+      DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+      PORT: String(await freePort()),
+    });
+    expect(await proc.exit).toBe(1);
+    const out = proc.output();
+    for (const name of ['TLS_CERT_FILE', 'TLS_KEY_FILE', 'TRUST_PROXY', 'ALLOW_HTTP', 'https_required'])
+      expect({ name, found: out.includes(name) }).toEqual({ name, found: true });
+    expect(out).not.toContain('listening on');
+  });
+
+  describe('in production behind a trusted proxy', () => {
+    let db: { name: string; url: string };
+    let proc: Proc;
+    let port: number;
+    beforeAll(async () => {
+      db = await createTestDatabase();
+      port = await freePort();
+      proc = startProcess(MAIN, {
+        ...production(),
+        DATABASE_URL: db.url,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        TRUST_PROXY: 'loopback',
+        MIGRATIONS_RUN: 'false',
+      });
+      await proc.waitFor(/listening on/);
+    });
+    afterAll(async () => {
+      if (proc.child.exitCode === null) {
+        proc.child.kill('SIGTERM');
+        await proc.exit;
+      }
+      await dropTestDatabase(db.name);
+    });
+
+    it('starts, and serves what the proxy forwarded as HTTPS', async () => {
+      // Past the HTTPS check, the request reaches authentication (no token sent: 401).
+      const viaProxy = await fetch(`http://127.0.0.1:${port}/api/v1/users/me`, {
+        headers: { 'X-Forwarded-Proto': 'https' },
+      });
+      expect(viaProxy.status).toBe(401);
+      expect(await viaProxy.json()).toMatchObject({ code: 'unauthorized' });
+      const plain = await fetch(`http://127.0.0.1:${port}/api/v1/users/me`);
+      expect(plain.status).toBe(403);
+      expect(await plain.json()).toMatchObject({ code: 'https_required' });
+    });
+  });
+});
