@@ -261,15 +261,13 @@ describe('graceful shutdown with keep-alive clients', () => {
       // A full round trip on another connection after the partial request went out: the server
       // has it.
       expect((await keepAliveGet(new http.Agent(), port, '/api/v1/users/me', token)).status).toBe(200);
-      const started = Date.now();
       proc.child.kill('SIGTERM');
       await proc.waitFor(/SIGTERM received/);
 
       expect(await inFlight).toEqual({ status: 200, connection: 'close' });
       expect(onKeptAlive).toBe(true);
+      // 0, not the 1 of a drain cut off by SHUTDOWN_TIMEOUT_MS: no connection kept it waiting.
       expect(await proc.exit).toBe(0);
-      // Well before SHUTDOWN_TIMEOUT_MS: nothing waited for a connection to time out.
-      expect(Date.now() - started).toBeLessThan(15_000);
       expect(idleClosed).toBe(true);
       expect(await portIsFree(port)).toBe(true);
       // The busy client's next request finds nothing listening.

@@ -460,6 +460,38 @@ describe('job queue', () => {
       expect(done).toMatchObject({ status: 'succeeded', attempts: 2, lease_until: null });
     });
 
+    it('fails a queued build whose job failed for good, and only then', async () => {
+      const [d] = await t.sql<{ id: number }>(`SELECT id FROM deployments ORDER BY id LIMIT 1`);
+      const job = (buildId: number, status: string, error: string | null) =>
+        t.sql(
+          `INSERT INTO job_outbox (queue, name, payload, status, attempts, last_error, available_at)
+           VALUES ('builds', 'deployment.build', $1, $2, 5, $3, now() + interval '1 hour')`,
+          [JSON.stringify({ buildId }), status, error],
+        );
+      const queuedBuild = async () =>
+        (
+          await t.sql<{ id: number }>(
+            `INSERT INTO deployment_builds (account_id, deployment_id, branch, status, trigger)
+             VALUES ($1, $2, 'master', 'queued', 'test') RETURNING id`,
+            [t.admin.accountId, d.id],
+          )
+        )[0].id;
+      // The state a job whose every attempt threw leaves: the run back in `queued`, the job failed.
+      const orphan = await queuedBuild();
+      await job(orphan, 'failed', 'Error: git is unreachable');
+      // A failed job with a retry still waiting: the run is not abandoned.
+      const retried = await queuedBuild();
+      await job(retried, 'failed', 'Error: first try');
+      await job(retried, 'pending', null);
+      await t.app.get(OutboxRelay).relayOnce();
+      expect(await buildRow(t, orphan)).toMatchObject({
+        status: 'failed',
+        error: 'its job failed: Error: git is unreachable',
+        lease_until: null,
+      });
+      expect(await buildRow(t, retried)).toMatchObject({ status: 'queued', error: null });
+    });
+
     it('leaves a build a live worker holds alone, and fails one whose workers kept dying', async () => {
       const [d] = await t.sql<{ id: number }>(`SELECT id FROM deployments ORDER BY id LIMIT 1`);
       const [held] = await t.sql<{ id: number }>(

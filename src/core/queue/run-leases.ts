@@ -17,6 +17,8 @@ export interface RunTable<N extends JobName = JobName> {
   readonly job: N;
   /** The job's payload for row `id`. */
   payload(id: number): JobPayloads[N];
+  /** The payload field that holds the row's id (how the sweep finds a run's jobs in the outbox). */
+  readonly payloadKey: keyof JobPayloads[N] & string;
   /** Claims after which a run whose worker keeps dying is marked failed instead of re-queued. */
   readonly maxAttempts: number;
 }
@@ -117,11 +119,14 @@ export class RunLeases {
 
   /**
    * The recovery sweep: re-queues (with a new job) every run stuck `running` past its lease, or
-   * marks it failed once it used up its attempts. Returns how many runs it recovered.
+   * marks it failed once it used up its attempts; and fails every run left `queued` whose jobs
+   * all failed for good (its last attempt threw, so no job is left to run it). Returns how many
+   * runs it recovered.
    */
   async recoverStuck(limit = 50): Promise<number> {
     let recovered = 0;
     for (const runs of this.tables) {
+      recovered += await this.failOrphaned(runs);
       const { jobs, failed } = await this.dataSource.transaction(async (manager) => {
         const stuck = await queryRows<{ id: number; attempts: number }>(
           manager,
@@ -159,5 +164,32 @@ export class RunLeases {
       recovered += jobs.length + failed;
     }
     return recovered;
+  }
+
+  /**
+   * Fails `queued` runs that have a failed job and no job still pending or dispatched. Failed
+   * jobs are few (each is an alert in the operations guide), so the scan stays small.
+   */
+  private async failOrphaned(runs: RunTable): Promise<number> {
+    const failed = await queryRows<{ id: number }>(
+      this.dataSource,
+      `UPDATE ${runs.table} r SET status = 'failed', finished_at = now(), lease_until = NULL,
+         error = 'its job failed: ' || coalesce(o.last_error, 'unknown error')
+       FROM (SELECT DISTINCT ON ((payload->>$2)::bigint) (payload->>$2)::bigint AS run_id, last_error
+             FROM job_outbox WHERE name = $1 AND status = 'failed'
+             ORDER BY (payload->>$2)::bigint, id DESC) o
+       WHERE r.id = o.run_id AND r.status = 'queued'
+         AND NOT EXISTS (SELECT 1 FROM job_outbox l WHERE l.name = $1
+           AND l.status IN ('pending', 'dispatched') AND (l.payload->>$2)::bigint = r.id)
+       RETURNING r.id`,
+      [runs.job, runs.payloadKey],
+    );
+    if (failed.length > 0) {
+      this.logger.warn(
+        { table: runs.table, failed: failed.length },
+        'failed runs whose jobs failed for good',
+      );
+    }
+    return failed.length;
   }
 }

@@ -83,6 +83,7 @@ const BUILD_RUNS: RunTable<'deployment.build'> = {
   table: 'deployment_builds',
   job: 'deployment.build',
   payload: (buildId) => ({ buildId }),
+  payloadKey: 'buildId',
   maxAttempts: 3,
 };
 
