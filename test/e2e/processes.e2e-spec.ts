@@ -294,6 +294,8 @@ describe('graceful shutdown with keep-alive clients', () => {
         LOG_LEVEL: 'info',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
+      // A process group of its own, so a failed test can still kill whatever npm started.
+      detached: true,
     });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -315,7 +317,11 @@ describe('graceful shutdown with keep-alive clients', () => {
       // The server went with npm: nothing holds the port any more.
       expect(await portIsFree(port)).toBe(true);
     } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // The group is gone: npm and the server exited, as they should.
+      }
     }
   }, 150_000);
 });
