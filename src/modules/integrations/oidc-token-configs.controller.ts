@@ -4,6 +4,7 @@ import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import type { ErrorCode } from '../../core/http/error-codes.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import {
   CreateOidcTokenConfigDto,
@@ -11,6 +12,16 @@ import {
   UpdateOidcTokenConfigDto,
 } from './dto/oidc-token-config.dto.js';
 import { OidcTokenConfigsService } from './oidc-token-configs.service.js';
+
+/** The rules a config's fields must satisfy, on create and update alike. */
+const CONFIG_RULE_ERRORS = [
+  'name_required',
+  'custom_audience_required',
+  'custom_audience_not_allowed',
+  'invalid_custom_audience',
+  'target_env_var_not_allowed',
+  'invalid_custom_claims',
+] as const satisfies readonly ErrorCode[];
 
 /** Audiences of the account's workload-identity tokens. Admin only. */
 @ApiTags('OIDC Token Configs')
@@ -38,12 +49,7 @@ export class OidcTokenConfigsController {
   @ApiOkResponse({ type: OidcTokenConfigDto })
   @ApiErrors(
     'validation_failed',
-    'name_required',
-    'custom_audience_required',
-    'custom_audience_not_allowed',
-    'invalid_custom_audience',
-    'target_env_var_not_allowed',
-    'invalid_custom_claims',
+    ...CONFIG_RULE_ERRORS,
     'oidc_token_config_name_taken',
     'oidc_audience_type_taken',
   )
@@ -75,12 +81,7 @@ export class OidcTokenConfigsController {
   @ApiOkResponse({ type: OidcTokenConfigDto })
   @ApiErrors(
     'validation_failed',
-    'name_required',
-    'custom_audience_required',
-    'custom_audience_not_allowed',
-    'invalid_custom_audience',
-    'target_env_var_not_allowed',
-    'invalid_custom_claims',
+    ...CONFIG_RULE_ERRORS,
     'oidc_token_config_not_found',
     'oidc_token_config_name_taken',
     'oidc_audience_type_taken',

@@ -15,6 +15,7 @@ import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import type { ErrorCode } from '../../core/http/error-codes.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import {
   ConnectReportDto,
@@ -39,6 +40,15 @@ import {
   UPSERT_REPORT_EXAMPLES,
 } from './report.examples.js';
 import { DeploymentScopeInterceptor } from '../deployments/deployment-scope.interceptor.js';
+
+/** What connect, disconnect and refresh of a placement answer besides success. */
+const PLACEMENT_ERRORS = [
+  'validation_failed',
+  'invalid_location',
+  'location_mismatch',
+  'deployment_not_found',
+  'report_not_found',
+] as const satisfies readonly ErrorCode[];
 
 const PLACEMENT_RULES =
   'Needs only read access to the report. The report definition, version and updatedAt never change.';
@@ -208,13 +218,7 @@ export class ReportsController {
       PLACEMENT_RULES,
   })
   @ApiOkResponse({ type: ReportDto })
-  @ApiErrors(
-    'validation_failed',
-    'invalid_location',
-    'location_mismatch',
-    'deployment_not_found',
-    'report_not_found',
-  )
+  @ApiErrors(...PLACEMENT_ERRORS)
   @ApiBodyExamples(ConnectReportDto, CONNECT_REPORT_EXAMPLES)
   connectReportToWorkbook(
     @CurrentPrincipal() actor: Principal,
@@ -238,13 +242,7 @@ export class ReportsController {
   })
   @ApiBodyExamples(DisconnectReportDto, DISCONNECT_REPORT_EXAMPLES, { required: false })
   @ApiOkResponse({ type: ReportDto })
-  @ApiErrors(
-    'validation_failed',
-    'invalid_location',
-    'location_mismatch',
-    'deployment_not_found',
-    'report_not_found',
-  )
+  @ApiErrors(...PLACEMENT_ERRORS)
   disconnectReportFromWorkbook(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -265,13 +263,7 @@ export class ReportsController {
   })
   @ApiBodyExamples(RefreshReportDto, REFRESH_REPORT_EXAMPLES, { required: false })
   @ApiOkResponse({ type: ReportDto })
-  @ApiErrors(
-    'validation_failed',
-    'invalid_location',
-    'location_mismatch',
-    'deployment_not_found',
-    'report_not_found',
-  )
+  @ApiErrors(...PLACEMENT_ERRORS)
   refreshReport(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
