@@ -10,13 +10,6 @@ import { configureRateLimits } from './rate-limit.js';
 
 const PROBES = /^\/health\/(live|ready)\/?$/;
 
-function containsNul(value: unknown, depth = 0): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (depth > 64 || value === null || typeof value !== 'object') return false;
-  if (Array.isArray(value)) return value.some((v) => containsNul(v, depth + 1));
-  return Object.entries(value).some(([k, v]) => k.includes('\u0000') || containsNul(v, depth + 1));
-}
-
 /**
  * Express-level conventions, applied before Nest's router: HTTPS enforcement, CORS, security
  * headers, rate limiting, the JSON body parser with its size limit, and rejection of NUL characters
@@ -63,14 +56,6 @@ export function configureHttp(app: NestExpressApplication, config: AppConfig): v
   app.use(requireJsonBody);
   app.use(express.json({ limit: http.bodyLimit, strict: true, type: JSON_MEDIA_TYPES }));
   app.use(checkParsedInput);
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    const rawUrl = req.originalUrl;
-    if (/%00/.test(rawUrl) || containsNul(req.body)) {
-      sendError(req, res, errorBody(400, 'invalid_characters', 'The request contains a NUL character'));
-      return;
-    }
-    next();
-  });
   // Errors raised by the middleware above (malformed JSON, body too large) in the one shape.
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);

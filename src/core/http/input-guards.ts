@@ -41,20 +41,25 @@ export function requireJsonBody(req: Request, res: Response, next: NextFunction)
   );
 }
 
-type Problem = 'too_deep' | 'ill_formed';
+type Problem = 'too_deep' | 'ill_formed' | 'nul';
+
+/** What is wrong with one string or key of a body, if anything. */
+const textProblem = (s: string): Problem | null =>
+  s.includes('\u0000') ? 'nul' : wellFormed(s) ? null : 'ill_formed';
 
 /**
- * Walks a parsed body without recursion (so hostile input cannot overflow the stack here
- * either): nesting deeper than {@link MAX_JSON_DEPTH}, or a string or key that is not
- * well-formed Unicode (a lone UTF-16 surrogate such as `"\ud800"`), which validators and
- * PostgreSQL's UTF-8 cannot handle.
+ * Walks a parsed body once, without recursion (so hostile input cannot overflow the stack here
+ * either): nesting deeper than {@link MAX_JSON_DEPTH}; a string or key that is not well-formed
+ * Unicode (a lone UTF-16 surrogate such as `"\ud800"`), which validators and PostgreSQL's UTF-8
+ * cannot handle; or one holding a NUL character, which PostgreSQL cannot store.
  */
 export function inspectJson(value: unknown): Problem | null {
   const stack: Array<[unknown, number]> = [[value, 0]];
   while (stack.length > 0) {
     const [v, depth] = stack.pop()!;
     if (typeof v === 'string') {
-      if (!wellFormed(v)) return 'ill_formed';
+      const problem = textProblem(v);
+      if (problem) return problem;
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
@@ -64,7 +69,8 @@ export function inspectJson(value: unknown): Problem | null {
       continue;
     }
     for (const [key, item] of Object.entries(v)) {
-      if (!wellFormed(key)) return 'ill_formed';
+      const problem = textProblem(key);
+      if (problem) return problem;
       stack.push([item, depth + 1]);
     }
   }
@@ -106,10 +112,15 @@ export function urlIsUtf8(rawUrl: string): boolean {
 
 /**
  * Checks the parsed input before any route sees it: nesting depth of the body
- * (`400 validation_failed`), and well-formed Unicode in the URL and the body
- * (`400 invalid_characters`, as for NUL characters).
+ * (`400 validation_failed`), and NUL characters and ill-formed Unicode in the URL and the body
+ * (`400 invalid_characters`).
  */
 export function checkParsedInput(req: Request, res: Response, next: NextFunction): void {
+  const problem = /%00/.test(req.originalUrl) ? 'nul' : inspectJson(req.body);
+  if (problem === 'nul') {
+    sendError(req, res, errorBody(400, 'invalid_characters', 'The request contains a NUL character'));
+    return;
+  }
   if (!urlIsUtf8(req.originalUrl)) {
     sendError(
       req,
@@ -118,7 +129,6 @@ export function checkParsedInput(req: Request, res: Response, next: NextFunction
     );
     return;
   }
-  const problem = inspectJson(req.body);
   if (problem === 'too_deep') {
     sendError(
       req,

@@ -180,20 +180,15 @@ export function configureRateLimits(app: NestExpressApplication, config: AppConf
             if (!(err instanceof StoreUnavailable)) logger.error([err, ...rest].map(String).join(' '));
           },
         },
-        handler: (req, res) => {
-          sendError(
-            req,
-            res,
-            errorBody(
-              429,
-              'rate_limited',
-              'Too many requests for this token; retry after the Retry-After delay',
-            ),
-          );
-        },
+        handler: (req, res) => tooManyRequests(req, res, 'Too many requests for this token'),
       }),
     );
   }
+}
+
+/** The 429 of both limits; the caller has set Retry-After (the limiter does it itself). */
+function tooManyRequests(req: Request, res: Response, reason: string): void {
+  sendError(req, res, errorBody(429, 'rate_limited', `${reason}; retry after the Retry-After delay`));
 }
 
 /**
@@ -210,15 +205,7 @@ function authFailureLimit(store: Store, max: number): RequestHandler {
       const resetMs = info?.resetTime ? info.resetTime.getTime() - Date.now() : 0;
       if (info && info.totalHits >= max && resetMs > 0) {
         res.setHeader('Retry-After', String(Math.max(1, Math.ceil(resetMs / 1000))));
-        sendError(
-          req,
-          res,
-          errorBody(
-            429,
-            'rate_limited',
-            'Too many failed authentication attempts from this address; retry after the Retry-After delay',
-          ),
-        );
+        tooManyRequests(req, res, 'Too many failed authentication attempts from this address');
         return;
       }
       const end = res.end.bind(res) as (...args: unknown[]) => Response;

@@ -4,24 +4,14 @@ import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
-import type { ErrorCode } from '../../core/http/error-codes.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import {
   CreateOidcTokenConfigDto,
   OidcTokenConfigDto,
   UpdateOidcTokenConfigDto,
 } from './dto/oidc-token-config.dto.js';
+import { OIDC_CONFIG_RULE_ERRORS } from './integrations.errors.js';
 import { OidcTokenConfigsService } from './oidc-token-configs.service.js';
-
-/** The rules a config's fields must satisfy, on create and update alike. */
-const CONFIG_RULE_ERRORS = [
-  'name_required',
-  'custom_audience_required',
-  'custom_audience_not_allowed',
-  'invalid_custom_audience',
-  'target_env_var_not_allowed',
-  'invalid_custom_claims',
-] as const satisfies readonly ErrorCode[];
 
 /** Audiences of the account's workload-identity tokens. Admin only. */
 @ApiTags('OIDC Token Configs')
@@ -49,7 +39,7 @@ export class OidcTokenConfigsController {
   @ApiOkResponse({ type: OidcTokenConfigDto })
   @ApiErrors(
     'validation_failed',
-    ...CONFIG_RULE_ERRORS,
+    ...OIDC_CONFIG_RULE_ERRORS,
     'oidc_token_config_name_taken',
     'oidc_audience_type_taken',
   )
@@ -81,7 +71,7 @@ export class OidcTokenConfigsController {
   @ApiOkResponse({ type: OidcTokenConfigDto })
   @ApiErrors(
     'validation_failed',
-    ...CONFIG_RULE_ERRORS,
+    ...OIDC_CONFIG_RULE_ERRORS,
     'oidc_token_config_not_found',
     'oidc_token_config_name_taken',
     'oidc_audience_type_taken',
