@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { Database } from '../database/database.js';
 import { errorsOf } from '../http/api-error.js';
 import {
   actionsGranting,
   actionsGrantingThrough,
   contentActions,
-  type Action,
+  Action,
   type ContentType,
   expandActions,
   inheritedActions,
@@ -30,6 +31,14 @@ const NOT_FOUND = {
   Workbook: 'workbook_not_found',
   Report: 'report_not_found',
 } as const satisfies Record<GrantableType, Parameters<typeof accessError>[0]>;
+
+/** The action that lets a caller see a resource of each type at all. */
+const READ: Record<GrantableType, Action> = {
+  Deployment: Action.DeploymentRead,
+  Folder: contentActions('Folder')[0],
+  Workbook: contentActions('Workbook')[0],
+  Report: contentActions('Report')[0],
+};
 
 export interface ResourceRef {
   type: GrantableType;
@@ -76,7 +85,10 @@ export class AccessMap {
 export class AccessService {
   private readonly resolvers = new Map<GrantableType, ResourceResolver>();
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly db: Database,
+  ) {}
 
   register(type: GrantableType, resolver: ResourceResolver): void {
     this.resolvers.set(type, resolver);
@@ -156,18 +168,26 @@ export class AccessService {
   }
 
   /**
-   * Asserts the caller may perform `action` on one resource: 404 when it does not exist in the
-   * account or the caller cannot even read it, 403 when they can read it but lack `action`.
+   * Drops every grant on the given resources, inside the caller's unit of work. Grants have no
+   * foreign key to what they name, so a module deleting resources calls this in the same
+   * transaction as the delete.
    */
-  async assert(
-    principal: Principal,
-    type: GrantableType,
-    id: number,
-    action: Action,
-    readAction: Action,
-  ): Promise<void> {
+  async forget(accountId: number, type: GrantableType | 'Dashboard', ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.query(
+      `DELETE FROM policies WHERE account_id = :accountId AND resource_type = :type AND resource_id = ANY(:ids)`,
+      { accountId, type, ids: ids.map(String) },
+    );
+  }
+
+  /**
+   * The one object check: the caller may perform `action` on one resource, or this throws. A
+   * resource that does not exist in the account, or that the caller cannot even read, is 404
+   * (`<kind>_not_found`); one they can read but not act on is 403.
+   */
+  async requireAccess(principal: Principal, type: GrantableType, id: number, action: Action): Promise<void> {
     const access = await this.map(principal, type, [id]);
-    if (!access.can(id, readAction)) throw accessError(NOT_FOUND[type], `${type} ${id} was not found`);
+    if (!access.can(id, READ[type])) throw accessError(NOT_FOUND[type], `${type} ${id} was not found`);
     if (!access.can(id, action)) {
       throw accessError(
         'forbidden',

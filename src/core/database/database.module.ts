@@ -7,8 +7,12 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { ClsPluginTransactional } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { ClsModule } from 'nestjs-cls';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
+import { Database } from './database.js';
 import { dataSourceOptions } from './data-source-options.js';
 import { EmbeddedDatabase } from './embedded-database.js';
 import { migrate } from './migrator.js';
@@ -64,9 +68,19 @@ export class DatabaseModule {
             return dataSource;
           },
         }),
+        // The unit of work: the transaction of the current async context, joined by every query
+        // made through `Database` (no request middleware: a context opens with each transaction).
+        ClsModule.forRoot({
+          global: true,
+          plugins: [
+            new ClsPluginTransactional({
+              adapter: new TransactionalAdapterTypeOrm({ dataSourceToken: DataSource }),
+            }),
+          ],
+        }),
       ],
-      providers: [EmbeddedDatabaseCloser],
-      exports: [EmbeddedDatabaseModule],
+      providers: [EmbeddedDatabaseCloser, Database],
+      exports: [EmbeddedDatabaseModule, Database],
     };
   }
 }

@@ -162,7 +162,7 @@ export class DeploymentsService implements OnModuleInit {
   }
 
   async get(actor: Principal, id: number): Promise<DeploymentDto> {
-    await this.access.assert(actor, 'Deployment', id, Action.DeploymentRead, Action.DeploymentRead);
+    await this.access.requireAccess(actor, 'Deployment', id, Action.DeploymentRead);
     return this.toDeployment(await this.row(actor.accountId, id));
   }
 
@@ -196,7 +196,7 @@ export class DeploymentsService implements OnModuleInit {
   }
 
   async update(actor: Principal, id: number, dto: UpdateDeploymentDto): Promise<DeploymentSettingsDto> {
-    await this.access.assert(actor, 'Deployment', id, Action.DeploymentUpdate, Action.DeploymentRead);
+    await this.access.requireAccess(actor, 'Deployment', id, Action.DeploymentUpdate);
     if (dto.name !== undefined) assertNameNotBlank(dto.name);
     // An empty string is a region name too (and not in the catalogue); only null clears it.
     if (dto.region !== undefined && dto.region !== null) await this.assertRegion(dto.region);
@@ -255,7 +255,7 @@ export class DeploymentsService implements OnModuleInit {
   }
 
   async remove(actor: Principal, id: number): Promise<void> {
-    await this.access.assert(actor, 'Deployment', id, Action.DeploymentDelete, Action.DeploymentRead);
+    await this.access.requireAccess(actor, 'Deployment', id, Action.DeploymentDelete);
     await this.dataSource.transaction(async (manager) => {
       await manager.query(
         `DELETE FROM policies WHERE account_id = $1 AND resource_type = 'Deployment' AND resource_id = $2`,

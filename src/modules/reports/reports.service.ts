@@ -346,11 +346,11 @@ export class ReportsService implements OnModuleInit {
     );
     if (folderId !== null) {
       if (!row.folder) throw reportsError('folder_not_found', `Folder ${folderId} was not found`);
-      await this.access.assert(actor, 'Folder', folderId, Action.FolderEdit, Action.FolderRead);
+      await this.access.requireAccess(actor, 'Folder', folderId, Action.FolderEdit);
     }
     if (workbookId !== null) {
       if (!row.workbook) throw reportsError('workbook_not_found', `Workbook ${workbookId} was not found`);
-      await this.access.assert(actor, 'Workbook', workbookId, Action.WorkbookEdit, Action.WorkbookRead);
+      await this.access.requireAccess(actor, 'Workbook', workbookId, Action.WorkbookEdit);
     }
   }
 

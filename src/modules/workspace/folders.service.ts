@@ -86,7 +86,7 @@ export class FoldersService {
       [folderId, actor.accountId, deploymentId],
     );
     if (!rows.length) throw notFound(folderId);
-    await this.access.assert(actor, 'Folder', folderId, action, Action.FolderRead);
+    await this.access.requireAccess(actor, 'Folder', folderId, action);
   }
 
   /** One level of the tree, ordered by (position, id); only folders the caller can read. */

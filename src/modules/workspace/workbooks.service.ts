@@ -275,7 +275,7 @@ export class WorkbooksService {
       [folderId, actor.accountId, deploymentId],
     );
     if (rows.length === 0) throw notFound('Folder', folderId);
-    await this.access.assert(actor, 'Folder', folderId, Action.FolderEdit, Action.FolderRead);
+    await this.access.requireAccess(actor, 'Folder', folderId, Action.FolderEdit);
   }
 
   private async assertCanCreate(
@@ -299,7 +299,7 @@ export class WorkbooksService {
     workbookId: number,
     folderId: number | null,
   ): Promise<void> {
-    await this.access.assert(actor, 'Workbook', workbookId, Action.WorkbookManage, Action.WorkbookRead);
+    await this.access.requireAccess(actor, 'Workbook', workbookId, Action.WorkbookManage);
     if (folderId !== null) await this.assertFolderEditable(actor, deploymentId, folderId);
   }
 

@@ -109,7 +109,7 @@ export class WorkbookLookup {
     );
     if (!row) throw workbooksError('deployment_not_found', `Deployment ${deploymentId} was not found`);
     if (row.id === null) throw notFound('Workbook', workbookId);
-    await this.access.assert(actor, 'Workbook', workbookId, action, Action.WorkbookRead);
+    await this.access.requireAccess(actor, 'Workbook', workbookId, action);
     return { id: row.id, folderId: row.folderId };
   }
 }
