@@ -48,6 +48,11 @@ const e2e = {
 export default {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.spec.ts'] },
+    /**
+     * Services on the migrated template database, without HTTP: rules that need no request (see
+     * test/support/service.ts). Same database set-up as the end-to-end projects.
+     */
+    { ...e2e, displayName: 'service', testMatch: ['<rootDir>/test/service/**/*.spec.ts'] },
     {
       ...e2e,
       displayName: 'e2e',

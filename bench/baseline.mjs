@@ -14,15 +14,12 @@
 //   DELETE /api/v1/deployments/:d/reports/:id/connect-workbook
 //   GET    /health/live
 //
-// Shared with the service, loaded from BENCH_DIST: READ_REPORT_SQL and reportSelectSql
-// (report.sql.js), toReport (report.mapper.js), readTarget and findPlacement (placement-match.js),
-// hashToken and TOKEN_PATTERN (token.js),
-// builtInRoleActions and expandActions (action.js), TOKEN_SQL (token.sql.js), ViewBuffer
-// (view-buffer.js), the placement SQL, connectSpot, connectMatch and connectValues
-// (placement-writes.js), encodeCursor and parseCursor (cursor.js); none of these load NestJS or
-// TypeORM. Copied (it lives in a service that loads NestJS): the page and count SQL of
-// ReportListService.list for an account-wide reader; when that changes, change it here too.
-// run.mjs checks that both servers answer the read scenarios with the same bytes.
+// Shared with the service, from its one framework-free entry `src/hot-paths.ts` (built into
+// BENCH_DIST): the token lookup, the report read SQL, the placement SQL and matching, the view
+// buffer, cursors and the response mapper, all with `:name` parameters run through compileNamed;
+// none of it loads NestJS or TypeORM. Copied (it lives in a service that loads NestJS): the page
+// and count SQL of ReportListService.list for an account-wide reader; when that changes, change
+// it here too. run.mjs checks that both servers answer the read scenarios with the same bytes.
 import { Buffer } from 'node:buffer';
 import { setInterval } from 'node:timers';
 import http from 'node:http';
@@ -35,33 +32,43 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = path.resolve(root, process.env.BENCH_DIST ?? 'dist');
 const load = (rel) => import(pathToFileURL(path.join(DIST, rel)).href);
 
-const { READ_REPORT_SQL, reportSelectSql } = await load('src/modules/reports/report.sql.js');
-const { toReport } = await load('src/modules/reports/report.mapper.js');
-const { findPlacement, readTarget } = await load('src/modules/reports/placement-match.js');
-const { hashToken, TOKEN_PATTERN } = await load('src/core/auth/token.js');
-const { Action, builtInRoleActions, expandActions } = await load('src/core/auth/action.js');
-
-const { TOKEN_SQL } = await load('src/core/auth/token.sql.js');
-const { encodeCursor, parseCursor } = await load('src/core/http/cursor.js');
 const {
+  Action,
+  builtInRoleActions,
+  compileNamed,
   connectMatch,
   connectSpot,
   connectValues,
   DELETE_PLACEMENT_SQL,
+  encodeCursor,
+  expandActions,
+  findPlacement,
+  hashToken,
   INSERT_PLACEMENT_SQL,
   LOCK_REPORT_SQL,
+  parseCursor,
   PLACEMENTS_SQL,
+  READ_REPORT_SQL,
+  readTarget,
+  reportSelectSql,
+  toReport,
+  TOKEN_PATTERN,
+  TOKEN_SQL,
+  TOUCH_KEY_SQL,
   UPDATE_PLACEMENT_SQL,
-} = await load('src/modules/reports/placement-writes.js');
-const { ViewBuffer } = await load('src/modules/reports/view-buffer.js');
+  ViewBuffer,
+} = await load('src/hot-paths.js');
 for (const [name, value] of Object.entries({
   READ_REPORT_SQL,
   reportSelectSql,
   toReport,
   findPlacement,
   readTarget,
+  compileNamed,
+  TOKEN_SQL,
+  ViewBuffer,
 })) {
-  if (!value) throw new Error(`${name} is no longer exported by ${DIST}: update bench/baseline.mjs`);
+  if (!value) throw new Error(`${name} is no longer exported by src/hot-paths.js: update bench/baseline.mjs`);
 }
 
 const pool = new pg.Pool({
@@ -71,13 +78,19 @@ const pool = new pg.Pool({
 
 /** Views are buffered and written in batches exactly as the service does (view-buffer.js). */
 const views = new ViewBuffer(
-  (sql, params) => pool.query(sql, params),
+  (sql, params) => query(pool, sql, params),
   (error) => console.warn(`Could not record report views: ${error.message}`),
 );
 setInterval(() => void views.flush(), Number(process.env.REPORT_VIEW_FLUSH_MS ?? 1000)).unref();
 
 // ---------------------------------------------------------------------------------------------
 // Errors and small helpers
+
+/** Runs SQL with `:name` parameters, as the service's Database.query does. */
+function query(db, sql, params) {
+  const { text, values } = compileNamed(sql, params);
+  return db.query(text, values);
+}
 
 const STATUS_TEXT = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found' };
 
@@ -171,17 +184,13 @@ async function authenticate(req) {
   if (!match)
     throw new ApiError(401, 'unauthorized', 'Send a token in the Authorization header: "Bearer <token>"');
   const token = match[2];
-  const rows = TOKEN_PATTERN.test(token) ? (await pool.query(TOKEN_SQL, [hashToken(token)])).rows : [];
+  const rows = TOKEN_PATTERN.test(token)
+    ? (await query(pool, TOKEN_SQL, { tokenHash: hashToken(token) })).rows
+    : [];
   const row = rows[0];
   if (!row) throw new ApiError(401, 'unauthorized', 'The token is unknown, expired or revoked');
   if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() >= 60_000) {
-    pool
-      .query(
-        `UPDATE api_keys SET last_used_at = now()
-         WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
-        [row.keyId],
-      )
-      .catch(() => {});
+    query(pool, TOUCH_KEY_SQL, { keyId: row.keyId }).catch(() => {});
   }
   const actions = expandActions([...builtInRoleActions(row.defaultRoles), ...row.globalActions]);
   const principal = {
@@ -250,24 +259,28 @@ async function listReports(actor, deploymentId, query) {
   const after = afterText !== null ? decodeCursor(afterText, ['date', 'number']) : null;
   checkRead(actor); // the content scope of such a caller is TRUE
 
-  const params = [actor.accountId, deploymentId];
-  const filter = 'r.deployment_id = $2 AND TRUE';
-  const pageParams = [...params];
+  const params = { accountId: actor.accountId, deploymentId };
+  const filter = 'r.deployment_id = :deploymentId AND TRUE';
+  const pageParams = { ...params };
   let keyset = 'TRUE';
   if (after) {
-    keyset = `(r.created_at, r.id) < ($${pageParams.push(after[0])}::timestamptz, $${pageParams.push(after[1])}::int)`;
+    keyset = '(r.created_at, r.id) < (:afterValue::timestamptz, :afterId::int)';
+    pageParams.afterValue = after[0];
+    pageParams.afterId = after[1];
   }
   const [page, count] = await Promise.all([
-    pool.query(
+    query(
+      pool,
       reportSelectSql(
-        `r.account_id = $1 AND ${filter} AND ${keyset}`,
+        `r.account_id = :accountId AND ${filter} AND ${keyset}`,
         `ORDER BY r.created_at DESC, r.id DESC LIMIT ${first + 1}`,
       ),
       pageParams,
     ),
-    pool.query(
+    query(
+      pool,
       `SELECT count(*)::int AS n,
-           EXISTS (SELECT 1 FROM deployments d WHERE d.id = $2 AND d.account_id = $1) AS "deploymentExists"
+           EXISTS (SELECT 1 FROM deployments dx WHERE dx.id = :deploymentId AND dx.account_id = :accountId) AS "deploymentExists"
          FROM reports r ${''} WHERE ${filter}`,
       params,
     ),
@@ -309,13 +322,13 @@ async function transaction(work) {
 }
 
 async function lockPlacements(m, actor, deploymentId, reportId) {
-  const locked = await m.query(LOCK_REPORT_SQL, [reportId, deploymentId, actor.accountId]);
+  const locked = await query(m, LOCK_REPORT_SQL, { reportId, deploymentId, accountId: actor.accountId });
   if (!locked.rows[0]) throw notFound(`Report ${reportId}`);
-  return (await m.query(PLACEMENTS_SQL, [reportId])).rows;
+  return (await query(m, PLACEMENTS_SQL, { reportId })).rows;
 }
 
 async function readReport(m, actor, deploymentId, reportId, access) {
-  const { rows } = await m.query(READ_REPORT_SQL, [reportId, deploymentId, actor.accountId]);
+  const { rows } = await query(m, READ_REPORT_SQL, { reportId, deploymentId, accountId: actor.accountId });
   if (!rows[0]) throw notFound(`Report ${reportId}`);
   return toReport(rows[0], access);
 }
@@ -330,8 +343,14 @@ async function connect(actor, deploymentId, reportId, body) {
     const match = connectMatch(placements, dto, spot);
     const values = connectValues(dto, spot, actor.userId);
     const newId = dto.placementId || randomUUID();
-    if (match) await m.query(UPDATE_PLACEMENT_SQL, [match.rowId, ...values, newId]);
-    else await m.query(INSERT_PLACEMENT_SQL, [actor.accountId, reportId, newId, ...values]);
+    if (match) await query(m, UPDATE_PLACEMENT_SQL, { rowId: match.rowId, ...values, newId });
+    else
+      await query(m, INSERT_PLACEMENT_SQL, {
+        accountId: actor.accountId,
+        reportId,
+        placementId: newId,
+        ...values,
+      });
     return readReport(m, actor, deploymentId, reportId, access);
   });
 }
@@ -342,7 +361,7 @@ async function disconnect(actor, deploymentId, reportId, body) {
   return transaction(async (m) => {
     const placements = await lockPlacements(m, actor, deploymentId, reportId);
     const match = findPlacement(placements, target);
-    if (match) await m.query(DELETE_PLACEMENT_SQL, [match.rowId]);
+    if (match) await query(m, DELETE_PLACEMENT_SQL, { rowId: match.rowId });
     return readReport(m, actor, deploymentId, reportId, access);
   });
 }

@@ -6,6 +6,7 @@ import { TenantSettings1764100000001 } from './1764100000001-TenantSettings.js';
 import { Integrations1764100000002 } from './1764100000002-Integrations.js';
 import { BuiltInRoleNames1764200000010 } from './1764200000010-BuiltInRoleNames.js';
 import { JobLeases1764200000020 } from './1764200000020-JobLeases.js';
+import { JobRuns1764200000400 } from './1764200000400-JobRuns.js';
 
 /** Every migration, in order. Listed explicitly: ESM builds cannot rely on globbing. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   Integrations1764100000002,
   BuiltInRoleNames1764200000010,
   JobLeases1764200000020,
+  JobRuns1764200000400,
 ];

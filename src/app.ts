@@ -29,12 +29,12 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
   return app;
 }
 
-/** Express conventions, global pipe and filter, OpenAPI document and Swagger UI. */
+/** Express conventions, global pipe and filter, OpenAPI document (built on first use) and Swagger UI. */
 export function configureApp(app: NestExpressApplication, config: AppConfig): void {
   configureHttp(app, config);
   app.useGlobalPipes(new StrictValidationPipe());
   app.useGlobalFilters(new AllExceptionsFilter(app.get(AuditService)));
-  const document = buildOpenApiDocument(app);
-  app.get(OpenApiDocument).set(document);
-  setupSwaggerUi(app, document);
+  const document = app.get(OpenApiDocument);
+  document.use(() => buildOpenApiDocument(app));
+  setupSwaggerUi(app, () => document.get());
 }

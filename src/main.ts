@@ -38,6 +38,14 @@ async function main(): Promise<void> {
   if (config.embedded)
     logger.warn(`No DATABASE_URL: using the embedded database in ${config.database.dataDir}`);
   if (!config.queue.redisUrl) logger.warn('No REDIS_URL: background jobs run in-process');
+  else if (config.queue.runJobsInProcess)
+    logger.log(
+      `This API process also runs jobs (RUN_JOBS_IN_PROCESS) of queues ${config.queue.workerQueues.join(', ')}`,
+    );
+  else
+    logger.log(
+      'Jobs are left to workers (node dist/src/worker.js); set RUN_JOBS_IN_PROCESS=true to run them here',
+    );
   if (config.http.allowHttp) logger.warn('Plain HTTP is allowed (ALLOW_HTTP); never do this in production');
   await bootstrapEmbedded(app, config);
   await app.listen(config.http.port, config.http.host);

@@ -1,13 +1,5 @@
-import { hashToken } from '../../src/core/auth/token.js';
-import {
-  bearer,
-  expectErrorShape,
-  newAccount,
-  newUser,
-  startApp,
-  type Actor,
-  type TestApp,
-} from '../support/app.js';
+import { bearer, expectErrorShape, type Actor, type TestApp } from '../support/app.js';
+import { setupIdentityApp } from '../support/identity.js';
 
 interface KeyBody {
   id: number;
@@ -23,11 +15,8 @@ interface KeyBody {
 describe('api keys', () => {
   let t: TestApp;
   let viewer: Actor;
-  let other: Actor;
   beforeAll(async () => {
-    t = await startApp();
-    viewer = await newUser(t, t.admin, { defaultRoles: ['Viewer'] });
-    other = await newAccount(t, 'globex');
+    ({ t, viewer } = await setupIdentityApp());
   });
   afterAll(() => t.close());
 
@@ -104,16 +93,6 @@ describe('api keys', () => {
     expectErrorShape(forbidden.body, 403, 'forbidden');
   });
 
-  it('stores only the SHA-256 of the token', async () => {
-    const key = (await createKey(t.admin.token, { name: 'hashed' })).body as KeyBody;
-    const rows = await t.sql<Record<string, unknown>>(`SELECT * FROM api_keys WHERE id = $1`, [key.id]);
-    expect(rows).toHaveLength(1);
-    expect(rows[0].token_hash).toBe(hashToken(key.token!));
-    expect(rows[0].token_hash).toMatch(/^[0-9a-f]{64}$/);
-    expect(rows[0].token_prefix).toBe(key.prefix);
-    expect(JSON.stringify(await t.sql(`SELECT * FROM api_keys`))).not.toContain(key.token!);
-  });
-
   it('revokes a key (204): its token stops working and it leaves the list', async () => {
     const key = (await createKey(t.admin.token, { name: 'to revoke' })).body as KeyBody;
     expect((await whoAmI(key.token!)).status).toBe(200);
@@ -145,39 +124,9 @@ describe('api keys', () => {
     expect((await whoAmI(key.token!)).status).toBe(401);
   });
 
-  it("answers 404 when revoking another user's key, even as admin, and the key keeps working", async () => {
-    const viewerKey = (await createKey(viewer.token, { name: 'mine' })).body as KeyBody;
-    const foreignKey = (await createKey(other.token, { name: 'theirs' })).body as KeyBody;
-    for (const [token, key] of [
-      [t.admin.token, viewerKey],
-      [viewer.token, foreignKey],
-      [t.admin.token, foreignKey],
-    ] as const) {
-      const res = await t.http().delete(`/api/v1/api-keys/${key.id}`).set(bearer(token));
-      expect(res.status).toBe(404);
-      expectErrorShape(res.body, 404, 'api_key_not_found');
-    }
-    expect((await whoAmI(viewerKey.token!)).status).toBe(200);
-    expect((await whoAmI(foreignKey.token!)).status).toBe(200);
-    const rows = await t.sql(`SELECT 1 FROM api_keys WHERE id = ANY($1) AND revoked_at IS NOT NULL`, [
-      [viewerKey.id, foreignKey.id],
-    ]);
-    expect(rows).toHaveLength(0);
-  });
-
-  it("lists only the caller's own keys", async () => {
-    const mine = await listKeys(viewer.token);
-    expect(mine.items.length).toBeGreaterThan(0);
-    expect(mine.items.every((k) => k.userId === viewer.userId)).toBe(true);
-    const theirs = await listKeys(other.token);
-    expect(theirs.items.every((k) => k.userId === other.userId)).toBe(true);
-    const adminKeys = await listKeys(t.admin.token);
-    expect(adminKeys.items.every((k) => k.userId === t.admin.userId)).toBe(true);
-    const mineIds = new Set(mine.items.map((k) => k.id));
-    expect(adminKeys.items.some((k) => mineIds.has(k.id))).toBe(false);
-  });
-
   it('pages the list with first/after', async () => {
+    for (const name of ['page 1', 'page 2', 'page 3'])
+      expect((await createKey(t.admin.token, { name })).status).toBe(200);
     const all = (await listKeys(t.admin.token)).items.map((k) => k.id);
     expect(all.length).toBeGreaterThanOrEqual(3);
     const page1 = await listKeys(t.admin.token, { first: 2 });

@@ -32,7 +32,8 @@ describe('deployments', () => {
   };
 
   beforeAll(async () => {
-    t = await startApp();
+    // With Redis the API runs no jobs unless told to; this one runs the builds it queues.
+    t = await startApp({ RUN_JOBS_IN_PROCESS: 'true' });
     viewer = await newUser(t, t.admin, { defaultRoles: ['Viewer'] });
     other = await newAccount(t, 'globex');
     otherDeploymentId = (await create(other, { name: 'Globex deployment' })).id;
@@ -73,31 +74,52 @@ describe('deployments', () => {
     it('queues the first build, which Bull runs to succeeded, and the outbox row ends done', async () => {
       const { id } = await create();
       const builds = await t.sql<{ id: number; status: string; trigger: string; branch: string }>(
-        `SELECT id, status, trigger, branch FROM deployment_builds WHERE deployment_id = $1`,
+        `SELECT b.id, r.status, b.trigger, b.branch FROM deployment_builds b JOIN job_runs r ON r.id = b.run_id
+         WHERE b.deployment_id = $1`,
         [id],
       );
       expect(builds).toHaveLength(1);
       expect(builds[0]).toMatchObject({ trigger: 'creation', branch: 'master' });
       expect(['queued', 'running', 'succeeded']).toContain(builds[0].status);
 
-      const status = await waitFor(
-        async () =>
-          (
-            await t.sql<{ status: string }>(`SELECT status FROM deployment_builds WHERE id = $1`, [
-              builds[0].id,
-            ])
-          )[0].status,
-        (s) => s === 'succeeded',
+      const run = async () =>
+        (
+          await t.sql<{
+            status: string;
+            job: string;
+            owner: string;
+            phase: string | null;
+            attempts: number;
+            started_at: Date | null;
+            finished_at: Date | null;
+            error: string | null;
+          }>(
+            `SELECT r.status, r.job, r.owner, r.phase, r.attempts, r.started_at, r.finished_at, r.error
+             FROM job_runs r JOIN deployment_builds b ON b.run_id = r.id WHERE b.id = $1`,
+            [builds[0].id],
+          )
+        )[0];
+      const done = await waitFor(run, (r) => r.status === 'succeeded');
+      expect(done).toEqual({
+        status: 'succeeded',
+        job: 'deployment.build',
+        owner: `deployment:${id}`,
+        phase: 'publish',
+        attempts: 1,
+        started_at: expect.any(Date),
+        finished_at: expect.any(Date),
+        error: null,
+      });
+      const log = await t.sql<{ message: string }>(
+        `SELECT l.message FROM job_run_logs l JOIN deployment_builds b ON b.run_id = l.run_id
+         WHERE b.id = $1 ORDER BY l.id`,
+        [builds[0].id],
       );
-      expect(status).toBe('succeeded');
-      const [build] = await t.sql<{
-        started_at: Date | null;
-        finished_at: Date | null;
-        error: string | null;
-      }>(`SELECT started_at, finished_at, error FROM deployment_builds WHERE id = $1`, [builds[0].id]);
-      expect(build.started_at).toBeInstanceOf(Date);
-      expect(build.finished_at).toBeInstanceOf(Date);
-      expect(build.error).toBeNull();
+      expect(log.map((l) => l.message)).toEqual([
+        'Checking out master',
+        'Nothing to compile in the starter project',
+        'Build finished',
+      ]);
 
       const outbox = await waitFor(
         () =>
@@ -659,6 +681,8 @@ describe('deployments', () => {
 
       expect(await t.sql(`SELECT id FROM deployments WHERE id = $1`, [id])).toEqual([]);
       expect(await t.sql(`SELECT id FROM deployment_builds WHERE deployment_id = $1`, [id])).toEqual([]);
+      // The deployment's runs go with it (with their logs and jobs).
+      expect(await t.sql(`SELECT id FROM job_runs WHERE owner = $1`, [`deployment:${id}`])).toEqual([]);
       const list = await t.http().get('/api/v1/deployments').set(bearer(t.admin.token));
       expect(list.body.items.map((d: { id: number }) => d.id)).not.toContain(id);
     });

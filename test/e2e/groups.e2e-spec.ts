@@ -1,13 +1,6 @@
 import type { Response } from 'supertest';
-import {
-  bearer,
-  expectErrorShape,
-  newAccount,
-  newUser,
-  startApp,
-  type Actor,
-  type TestApp,
-} from '../support/app.js';
+import { bearer, expectErrorShape, newUser, type Actor, type TestApp } from '../support/app.js';
+import { setupIdentityApp } from '../support/identity.js';
 import { deploymentInput } from '../support/factories.js';
 
 const GROUPS = '/api/v1/groups';
@@ -43,9 +36,7 @@ describe('groups', () => {
   let viewer: Actor;
   let other: Actor;
   beforeAll(async () => {
-    t = await startApp();
-    viewer = await newUser(t, t.admin, { defaultRoles: ['Viewer'] });
-    other = await newAccount(t, 'globex');
+    ({ t, viewer, other } = await setupIdentityApp());
   });
   afterAll(() => t.close());
 
@@ -977,104 +968,13 @@ describe('groups', () => {
     });
   });
 
+  // The other inheritance rules are decided without HTTP: test/service/access.service.spec.ts.
   describe('members inherit the group’s roles and grants, at once', () => {
     let member: Actor;
     let group: GroupBody;
-    const list = () => t.http().get('/api/v1/deployments').set(bearer(member.token));
     beforeEach(async () => {
       member = await newUser(t, t.admin, { defaultRoles: [] });
       group = await createGroup({ name: `Inheritance ${member.userId}` });
-    });
-
-    it('(a) a role with a Global policy: granted on joining, gone on leaving, role removal or group delete', async () => {
-      const roleId = await createRole(`Global readers ${member.userId}`, [
-        { resourceType: 'Global', actions: ['DeploymentRead'], resources: ['All'] },
-      ]);
-      expect((await t.http().put(`/api/v1/roles/${roleId}/groups/${group.id}`).set(admin())).status).toBe(
-        204,
-      );
-
-      const before = await list();
-      expect(before.status).toBe(403);
-      expectErrorShape(before.body, 403, 'forbidden');
-
-      expect((await addMember(group.id, member.userId)).status).toBe(204);
-      const joined = await list();
-      expect(joined.status).toBe(200);
-      const me = await t.http().get('/api/v1/users/me').set(bearer(member.token));
-      expect(me.body.userPolicies).toContainEqual({
-        resourceType: 'Global',
-        actions: ['DeploymentRead'],
-        resources: ['All'],
-      });
-      // Held through the group, not as a direct assignment.
-      expect(await t.sql(`SELECT 1 FROM user_roles WHERE user_id = $1`, [member.userId])).toHaveLength(0);
-
-      expect((await removeMember(group.id, member.userId)).status).toBe(204);
-      expect((await list()).status).toBe(403);
-
-      expect((await addMember(group.id, member.userId)).status).toBe(204);
-      expect((await list()).status).toBe(200);
-      expect((await t.http().delete(`/api/v1/roles/${roleId}/groups/${group.id}`).set(admin())).status).toBe(
-        204,
-      );
-      expect((await list()).status).toBe(403);
-
-      expect((await t.http().put(`/api/v1/roles/${roleId}/groups/${group.id}`).set(admin())).status).toBe(
-        204,
-      );
-      expect((await list()).status).toBe(200);
-      expect((await t.http().delete(`${GROUPS}/${group.id}`).set(admin())).status).toBe(204);
-      const after = await list();
-      expect(after.status).toBe(403);
-      expectErrorShape(after.body, 403, 'forbidden');
-    });
-
-    it('(b) a group Global policy: granted on joining, gone on leaving, on clearing it and on group delete', async () => {
-      const body = deploymentInput({ name: 'By a group member' });
-      const create = () => t.http().post('/build/api/v1/deployments').set(bearer(member.token)).send(body);
-      const grant = await t
-        .http()
-        .put(`${GROUPS}/${group.id}/policies`)
-        .set(admin())
-        .send({ policies: [{ resourceType: 'Global', actions: ['DeploymentCreate'], resources: ['All'] }] });
-      expect(grant.status).toBe(200);
-
-      const before = await create();
-      expect(before.status).toBe(403);
-      expectErrorShape(before.body, 403, 'forbidden');
-
-      expect((await addMember(group.id, member.userId)).status).toBe(204);
-      const made = await create();
-      expect(made.status).toBe(200);
-      expect(made.body).toMatchObject({ name: 'By a group member' });
-
-      expect((await removeMember(group.id, member.userId)).status).toBe(204);
-      expect((await create()).status).toBe(403);
-
-      expect((await addMember(group.id, member.userId)).status).toBe(204);
-      expect((await create()).status).toBe(200);
-      expect(
-        (await t.http().put(`${GROUPS}/${group.id}/policies`).set(admin()).send({ policies: [] })).status,
-      ).toBe(200);
-      expect((await create()).status).toBe(403);
-
-      expect(
-        (
-          await t
-            .http()
-            .put(`${GROUPS}/${group.id}/policies`)
-            .set(admin())
-            .send({
-              policies: [{ resourceType: 'Global', actions: ['DeploymentCreate'], resources: ['All'] }],
-            })
-        ).status,
-      ).toBe(200);
-      expect((await create()).status).toBe(200);
-      expect((await t.http().delete(`${GROUPS}/${group.id}`).set(admin())).status).toBe(204);
-      const after = await create();
-      expect(after.status).toBe(403);
-      expectErrorShape(after.body, 403, 'forbidden');
     });
 
     it('GET /api/v1/users/me lists the policies a member holds through the group', async () => {
@@ -1100,130 +1000,6 @@ describe('groups', () => {
           { resourceType: 'Deployment', actions: ['DeploymentRead'], resources: [String(granted)] },
         ]),
       );
-    });
-
-    it('(c) a group grant on one deployment: that deployment only, until the member leaves', async () => {
-      const granted = await createDeployment('Group grant target');
-      const hidden = await createDeployment('Group grant hidden');
-      const put = await t
-        .http()
-        .put(`${GROUPS}/${group.id}/policies`)
-        .set(admin())
-        .send({
-          policies: [
-            { resourceType: 'Deployment', actions: ['DeploymentRead'], resources: [String(granted)] },
-          ],
-        });
-      expect(put.status).toBe(200);
-      const get = (id: number) => t.http().get(`/api/v1/deployments/${id}`).set(bearer(member.token));
-
-      const before = await get(granted);
-      expect(before.status).toBe(403);
-      expectErrorShape(before.body, 403, 'forbidden');
-
-      expect((await addMember(group.id, member.userId)).status).toBe(204);
-      const ok = await get(granted);
-      expect(ok.status).toBe(200);
-      expect(ok.body).toMatchObject({ id: granted, name: 'Group grant target' });
-      const other404 = await get(hidden);
-      expect(other404.status).toBe(404);
-      expectErrorShape(other404.body, 404);
-      const listed = await list();
-      expect(listed.status).toBe(200);
-      expect(listed.body.items.map((d: { id: number }) => d.id)).toEqual([granted]);
-      const update = await t
-        .http()
-        .put(`/api/v1/deployments/${granted}`)
-        .set(bearer(member.token))
-        .send({ name: 'Renamed by a member' });
-      expect(update.status).toBe(403);
-      expectErrorShape(update.body, 403, 'forbidden');
-      expect(await t.sql(`SELECT name FROM deployments WHERE id = $1`, [granted])).toEqual([
-        { name: 'Group grant target' },
-      ]);
-
-      expect((await removeMember(group.id, member.userId)).status).toBe(204);
-      const gone = await get(granted);
-      expect(gone.status).toBe(403);
-      expectErrorShape(gone.body, 403, 'forbidden');
-
-      expect((await addMember(group.id, member.userId)).status).toBe(204);
-      expect((await get(granted)).status).toBe(200);
-      expect((await t.http().delete(`${GROUPS}/${group.id}`).set(admin())).status).toBe(204);
-      expect((await get(granted)).status).toBe(403);
-    });
-
-    it('a role with an object-level policy reaches members through the group', async () => {
-      const granted = await createDeployment('Role via group');
-      const hidden = await createDeployment('Role via group hidden');
-      const roleId = await createRole(`One deployment ${member.userId}`, [
-        { resourceType: 'Deployment', actions: ['DeploymentRead'], resources: [String(granted)] },
-      ]);
-      expect((await t.http().put(`/api/v1/roles/${roleId}/groups/${group.id}`).set(admin())).status).toBe(
-        204,
-      );
-      expect((await addMember(group.id, member.userId)).status).toBe(204);
-      expect((await t.http().get(`/api/v1/deployments/${granted}`).set(bearer(member.token))).status).toBe(
-        200,
-      );
-      expect((await t.http().get(`/api/v1/deployments/${hidden}`).set(bearer(member.token))).status).toBe(
-        404,
-      );
-      expect((await list()).body.items.map((d: { id: number }) => d.id)).toEqual([granted]);
-      expect((await removeMember(group.id, member.userId)).status).toBe(204);
-      expect((await t.http().get(`/api/v1/deployments/${granted}`).set(bearer(member.token))).status).toBe(
-        403,
-      );
-    });
-
-    it('a group Global All policy makes its members admins, and only while they are members', async () => {
-      const grant = await t
-        .http()
-        .put(`${GROUPS}/${group.id}/policies`)
-        .set(admin())
-        .send({ policies: [{ resourceType: 'Global', actions: ['All'], resources: ['All'] }] });
-      expect(grant.status).toBe(200);
-      expect((await t.http().get(GROUPS).set(bearer(member.token))).status).toBe(403);
-      expect((await addMember(group.id, member.userId)).status).toBe(204);
-      expect((await t.http().get(GROUPS).set(bearer(member.token))).status).toBe(200);
-      // Admins of the account manage groups, including removing themselves from this one.
-      expect((await removeMember(group.id, member.userId, member.token)).status).toBe(204);
-      expect((await t.http().get(GROUPS).set(bearer(member.token))).status).toBe(403);
-    });
-
-    it("another group's grants do not leak to non-members", async () => {
-      const bystander = await newUser(t, t.admin, { defaultRoles: [] });
-      const grant = await t
-        .http()
-        .put(`${GROUPS}/${group.id}/policies`)
-        .set(admin())
-        .send({ policies: [{ resourceType: 'Global', actions: ['DeploymentRead'], resources: ['All'] }] });
-      expect(grant.status).toBe(200);
-      expect((await addMember(group.id, member.userId)).status).toBe(204);
-      expect((await list()).status).toBe(200);
-      const res = await t.http().get('/api/v1/deployments').set(bearer(bystander.token));
-      expect(res.status).toBe(403);
-      expectErrorShape(res.body, 403, 'forbidden');
-    });
-
-    it('a deactivated member gets 401 whatever their groups grant', async () => {
-      const grant = await t
-        .http()
-        .put(`${GROUPS}/${group.id}/policies`)
-        .set(admin())
-        .send({ policies: [{ resourceType: 'Global', actions: ['DeploymentRead'], resources: ['All'] }] });
-      expect(grant.status).toBe(200);
-      expect((await addMember(group.id, member.userId)).status).toBe(204);
-      expect((await list()).status).toBe(200);
-      const off = await t
-        .http()
-        .put(`/api/v1/users/${member.userId}`)
-        .set(admin())
-        .send({ isDeactivated: true });
-      expect(off.status).toBe(200);
-      const res = await list();
-      expect(res.status).toBe(401);
-      expectErrorShape(res.body, 401, 'unauthorized');
     });
   });
 });

@@ -28,9 +28,12 @@ const counts = async (t: TestApp) =>
     )
   )[0];
 
+/** A build's run (`job_runs`): its status, lease and claims. */
+const RUN_OF_BUILD = `SELECT r.id, r.status, r.attempts, r.error, r.lease_until, r.phase, r.finished_at
+  FROM job_runs r JOIN deployment_builds b ON b.run_id = r.id WHERE b.id = $1`;
+
 const buildStatus = async (t: TestApp, buildId: number) =>
-  (await t.sql<{ status: string }>(`SELECT status FROM deployment_builds WHERE id = $1`, [buildId]))[0]
-    ?.status;
+  (await t.sql<{ status: string }>(RUN_OF_BUILD, [buildId]))[0]?.status;
 
 const outboxRow = async (t: TestApp, buildId: number) =>
   (
@@ -40,43 +43,98 @@ const outboxRow = async (t: TestApp, buildId: number) =>
     )
   )[0];
 
-/** A build recorded in the database (with its outbox row, due now) but never handed to the queue. */
-async function recordUndispatchedBuild(t: TestApp, deploymentId: number, accountId: number): Promise<number> {
-  const [build] = await t.sql<{ id: number }>(
-    `INSERT INTO deployment_builds (account_id, deployment_id, branch, status, trigger)
-     VALUES ($1, $2, 'master', 'queued', 'test') RETURNING id`,
-    [accountId, deploymentId],
+/**
+ * A build and its run as the service records them, in the given state: `queued`, or `running`
+ * under a lease (`leaseSeconds` from now; negative: expired, as a dead worker leaves it).
+ */
+async function insertBuild(
+  t: TestApp,
+  deploymentId: number,
+  accountId: number,
+  run: { status: 'queued' | 'running'; attempts?: number; leaseSeconds?: number } = { status: 'queued' },
+): Promise<{ buildId: number; runId: string }> {
+  const [{ id: buildId }] = await t.sql<{ id: number }>(
+    `SELECT nextval(pg_get_serial_sequence('deployment_builds', 'id'))::int AS id`,
+  );
+  const [{ id: runId }] = await t.sql<{ id: string }>(
+    `INSERT INTO job_runs (account_id, job, owner, payload, status, attempts, max_attempts, started_at, lease_until)
+     VALUES ($1, 'deployment.build', $2, $3, $4::varchar, $5, 3,
+       CASE WHEN $4::varchar = 'running' THEN now() - interval '10 minutes' END,
+       CASE WHEN $4::varchar = 'running' THEN now() + make_interval(secs => $6) END)
+     RETURNING id`,
+    [
+      accountId,
+      `deployment:${deploymentId}`,
+      JSON.stringify({ buildId }),
+      run.status,
+      run.attempts ?? 0,
+      run.leaseSeconds ?? -1,
+    ],
   );
   await t.sql(
-    `INSERT INTO job_outbox (queue, name, payload, status, available_at)
-     VALUES ('builds', 'deployment.build', $1, 'pending', now() - interval '1 second')`,
-    [JSON.stringify({ buildId: build.id })],
+    `INSERT INTO deployment_builds (id, account_id, deployment_id, branch, trigger, run_id)
+     VALUES ($1, $2, $3, 'master', 'test', $4)`,
+    [buildId, accountId, deploymentId, runId],
   );
-  return build.id;
+  return { buildId, runId };
 }
 
-/** A build of `deploymentId` left `running` by a worker that died: its lease ran out. */
+/**
+ * A job for the build's run, as the outbox records it (`pending` and due now, by default), with
+ * the dedupe key a run's job has: one job per run while pending or dispatched.
+ */
+const insertJob = (
+  t: TestApp,
+  build: { buildId: number; runId: string },
+  fields: { status?: string; attempts?: number; lastError?: string | null; due?: boolean } = {},
+) =>
+  t.sql(
+    `INSERT INTO job_outbox (queue, name, payload, run_id, dedupe_key, status, attempts, last_error, available_at)
+     VALUES ('builds', 'deployment.build', $1, $2::bigint, 'run:' || $2::bigint, $3, $4, $5,
+       CASE WHEN $6 THEN now() - interval '1 second' ELSE now() + interval '1 hour' END)`,
+    [
+      JSON.stringify({ buildId: build.buildId }),
+      build.runId,
+      fields.status ?? 'pending',
+      fields.attempts ?? 0,
+      fields.lastError ?? null,
+      fields.due ?? true,
+    ],
+  );
+
+/** A build recorded in the database (with its outbox row, due now) but never handed to the queue. */
+async function recordUndispatchedBuild(
+  t: TestApp,
+  deploymentId: number,
+  accountId: number,
+): Promise<{ buildId: number; runId: string }> {
+  const build = await insertBuild(t, deploymentId, accountId);
+  await insertJob(t, build);
+  return build;
+}
+
+/** A build of `deploymentId` left `running` by a worker that died: its run's lease ran out. */
 async function recordAbandonedBuild(
   t: TestApp,
   deploymentId: number,
   accountId: number,
   attempts: number,
 ): Promise<number> {
-  const [build] = await t.sql<{ id: number }>(
-    `INSERT INTO deployment_builds (account_id, deployment_id, branch, status, trigger, started_at, lease_until, attempts)
-     VALUES ($1, $2, 'master', 'running', 'test', now() - interval '10 minutes', now() - interval '1 second', $3)
-     RETURNING id`,
-    [accountId, deploymentId, attempts],
-  );
-  return build.id;
+  return (await insertBuild(t, deploymentId, accountId, { status: 'running', attempts, leaseSeconds: -1 }))
+    .buildId;
 }
 
 const buildRow = async (t: TestApp, buildId: number) =>
   (
-    await t.sql<{ status: string; attempts: number; error: string | null; lease_until: Date | null }>(
-      `SELECT status, attempts, error, lease_until FROM deployment_builds WHERE id = $1`,
-      [buildId],
-    )
+    await t.sql<{
+      id: string;
+      status: string;
+      attempts: number;
+      error: string | null;
+      lease_until: Date | null;
+      phase: string | null;
+      finished_at: Date | null;
+    }>(RUN_OF_BUILD, [buildId])
   )[0];
 
 describe('job queue', () => {
@@ -89,7 +147,8 @@ describe('job queue', () => {
     beforeAll(async () => {
       redis = new RedisProcess(await freePort());
       await redis.start();
-      t = await startApp({ REDIS_URL: redis.url });
+      // This API process runs jobs too (with Redis it does so only when told to).
+      t = await startApp({ REDIS_URL: redis.url, RUN_JOBS_IN_PROCESS: 'true' });
     });
 
     afterAll(async () => {
@@ -119,6 +178,7 @@ describe('job queue', () => {
         [deploymentId],
       );
       firstBuildId = build.id;
+      expect((await buildRow(t, firstBuildId)).status).not.toBe('failed');
       expect(
         await waitFor(
           () => buildStatus(t, firstBuildId),
@@ -205,7 +265,7 @@ describe('job queue', () => {
     }, 10_000);
 
     it('keeps a job recorded during the outage and runs it once Redis is back', async () => {
-      const buildId = await recordUndispatchedBuild(t, deploymentId, t.admin.accountId);
+      const { buildId } = await recordUndispatchedBuild(t, deploymentId, t.admin.accountId);
 
       // Several relay passes (500 ms apart) while Redis is down: the job waits, untouched.
       await new Promise((r) => setTimeout(r, 1_600));
@@ -229,7 +289,8 @@ describe('job queue', () => {
 
       // Nothing recorded was lost: every build of the deployment ended succeeded, every job done.
       const builds = await t.sql<{ status: string }>(
-        `SELECT status FROM deployment_builds WHERE deployment_id = $1 ORDER BY id`,
+        `SELECT r.status FROM deployment_builds b JOIN job_runs r ON r.id = b.run_id
+         WHERE b.deployment_id = $1 ORDER BY b.id`,
         [deploymentId],
       );
       expect(builds.map((b) => b.status)).toEqual(['succeeded', 'succeeded']);
@@ -273,7 +334,7 @@ describe('job queue', () => {
     beforeAll(async () => {
       // A port nothing listens on yet; the server is started later on it.
       redis = new RedisProcess(await freePort());
-      t = await startApp({ REDIS_URL: redis.url });
+      t = await startApp({ REDIS_URL: redis.url, RUN_JOBS_IN_PROCESS: 'true' });
     });
 
     afterAll(async () => {
@@ -403,7 +464,7 @@ describe('job queue', () => {
 
     it('runs a pending outbox job through the relay', async () => {
       const [d] = await t.sql<{ id: number }>(`SELECT id FROM deployments ORDER BY id LIMIT 1`);
-      const buildId = await recordUndispatchedBuild(t, d.id, t.admin.accountId);
+      const { buildId } = await recordUndispatchedBuild(t, d.id, t.admin.accountId);
       expect(
         await waitFor(
           () => buildStatus(t, buildId),
@@ -445,12 +506,13 @@ describe('job queue', () => {
 
     it('takes over a running build whose lease expired when its job runs again', async () => {
       const [d] = await t.sql<{ id: number }>(`SELECT id FROM deployments ORDER BY id LIMIT 1`);
-      const buildId = await recordAbandonedBuild(t, d.id, t.admin.accountId, 1);
-      await t.sql(
-        `INSERT INTO job_outbox (queue, name, payload, status, available_at)
-         VALUES ('builds', 'deployment.build', $1, 'pending', now() - interval '1 second')`,
-        [JSON.stringify({ buildId })],
-      );
+      const build = await insertBuild(t, d.id, t.admin.accountId, {
+        status: 'running',
+        attempts: 1,
+        leaseSeconds: -1,
+      });
+      const buildId = build.buildId;
+      await insertJob(t, build);
       await t.app.get(OutboxRelay).relayOnce();
       const done = await waitFor(
         () => buildRow(t, buildId),
@@ -462,21 +524,11 @@ describe('job queue', () => {
 
     it('fails a queued build whose job failed for good, and only then', async () => {
       const [d] = await t.sql<{ id: number }>(`SELECT id FROM deployments ORDER BY id LIMIT 1`);
-      const job = (buildId: number, status: string, error: string | null) =>
-        t.sql(
-          `INSERT INTO job_outbox (queue, name, payload, status, attempts, last_error, available_at)
-           VALUES ('builds', 'deployment.build', $1, $2, 5, $3, now() + interval '1 hour')`,
-          [JSON.stringify({ buildId }), status, error],
-        );
-      const queuedBuild = async () =>
-        (
-          await t.sql<{ id: number }>(
-            `INSERT INTO deployment_builds (account_id, deployment_id, branch, status, trigger)
-             VALUES ($1, $2, 'master', 'queued', 'test') RETURNING id`,
-            [t.admin.accountId, d.id],
-          )
-        )[0].id;
-      // The state a job whose every attempt threw leaves: the run back in `queued`, the job failed.
+      const job = (build: { buildId: number; runId: string }, status: string, error: string | null) =>
+        insertJob(t, build, { status, attempts: 5, lastError: error, due: false });
+      const queuedBuild = () => insertBuild(t, d.id, t.admin.accountId);
+      // The state a job whose every attempt threw leaves when its run could not be failed then:
+      // the run back in `queued`, the job failed.
       const orphan = await queuedBuild();
       await job(orphan, 'failed', 'Error: git is unreachable');
       // A failed job with a retry still waiting: the run is not abandoned.
@@ -484,24 +536,24 @@ describe('job queue', () => {
       await job(retried, 'failed', 'Error: first try');
       await job(retried, 'pending', null);
       await t.app.get(OutboxRelay).relayOnce();
-      expect(await buildRow(t, orphan)).toMatchObject({
+      expect(await buildRow(t, orphan.buildId)).toMatchObject({
         status: 'failed',
         error: 'its job failed: Error: git is unreachable',
         lease_until: null,
       });
-      expect(await buildRow(t, retried)).toMatchObject({ status: 'queued', error: null });
+      expect(await buildRow(t, retried.buildId)).toMatchObject({ status: 'queued', error: null });
     });
 
     it('leaves a build a live worker holds alone, and fails one whose workers kept dying', async () => {
       const [d] = await t.sql<{ id: number }>(`SELECT id FROM deployments ORDER BY id LIMIT 1`);
-      const [held] = await t.sql<{ id: number }>(
-        `INSERT INTO deployment_builds (account_id, deployment_id, branch, status, trigger, started_at, lease_until, attempts)
-         VALUES ($1, $2, 'master', 'running', 'test', now(), now() + interval '1 hour', 1) RETURNING id`,
-        [t.admin.accountId, d.id],
-      );
+      const held = await insertBuild(t, d.id, t.admin.accountId, {
+        status: 'running',
+        attempts: 1,
+        leaseSeconds: 3600,
+      });
       const spent = await recordAbandonedBuild(t, d.id, t.admin.accountId, 3);
       await t.app.get(OutboxRelay).relayOnce();
-      expect(await buildRow(t, held.id)).toMatchObject({ status: 'running', attempts: 1 });
+      expect(await buildRow(t, held.buildId)).toMatchObject({ status: 'running', attempts: 1 });
       expect(await buildRow(t, spent)).toMatchObject({
         status: 'failed',
         attempts: 3,
@@ -625,23 +677,27 @@ describe('job queue', () => {
       ).toBe('done');
     }, 90_000);
 
-    it('recovers a build whose worker was killed (kill -9) in the middle of it', async () => {
+    it('finishes a build exactly once when its worker is killed (kill -9) in the middle of it', async () => {
       const worker =
         workers.find((w) => w.child.exitCode === null && w.child.signalCode === null) ??
         (await startWorker());
-      const buildId = await recordUndispatchedBuild(t, deploymentId, t.admin.accountId);
+      const build = await recordUndispatchedBuild(t, deploymentId, t.admin.accountId);
+      const { buildId, runId } = build;
       const row = await outboxOf(buildId);
       // The relay would take the row; the test hands it over itself.
       await t.sql(`UPDATE job_outbox SET available_at = now() + interval '1 hour' WHERE id = $1`, [row.id]);
 
-      // Hold the build's row, so the worker's claim waits inside the job, deterministically.
+      // Stop the build in the middle, deterministically: the worker claims the run and enters its
+      // first phase, then its first log line waits behind a lock this test holds on the log table.
       await db.query('BEGIN');
-      await db.query('SELECT id FROM deployment_builds WHERE id = $1 FOR UPDATE', [buildId]);
+      await db.query('LOCK TABLE job_run_logs IN SHARE MODE');
       await t.app.get(JobQueue).dispatch({
         id: row.id,
         name: 'deployment.build',
         payload: { buildId },
         handover: 1,
+        runId,
+        attempts: 0,
       });
       const waitingWorker = async () =>
         (
@@ -654,13 +710,16 @@ describe('job queue', () => {
       const blocked = await waitFor(waitingWorker, (rows) => rows.length === 1, 20_000, 100);
       expect(blocked).toHaveLength(1);
       const session = blocked[0].pid;
+      // Mid-run: the worker holds the run (claimed once, leased, in its first phase).
+      const mid = await buildRow(t, buildId);
+      expect(mid).toMatchObject({ status: 'running', attempts: 1, phase: 'checkout', finished_at: null });
+      expect(mid.lease_until!.getTime()).toBeGreaterThan(Date.now());
 
       worker.child.kill('SIGKILL');
       await worker.exit;
       await db.query('ROLLBACK');
       // The dead worker's session runs its waiting statement, then ends once PostgreSQL notices
-      // the client is gone. Whether its claim got in first does not matter: the build is then
-      // `queued`, or `running` under a lease nobody renews.
+      // the client is gone.
       const gone = await waitFor(
         async () => (await db.query(`SELECT pid FROM pg_stat_activity WHERE pid = $1`, [session])).rows,
         (rows) => rows.length === 0,
@@ -668,24 +727,50 @@ describe('job queue', () => {
         100,
       );
       expect(gone).toEqual([]);
-      expect(['queued', 'running']).toContain((await buildRow(t, buildId)).status);
+      // Nobody finished it: it is left running under a lease nobody renews.
+      expect(await buildRow(t, buildId)).toMatchObject({ status: 'running', attempts: 1, finished_at: null });
 
       // Time passes: every lease the dead worker held runs out. A new worker and one relay pass
-      // finish the build.
-      await t.sql(
-        `UPDATE deployment_builds SET lease_until = now() - interval '1 second' WHERE id = $1 AND status = 'running'`,
-        [buildId],
-      );
+      // (the sweep puts the run back to queued; the lost job is handed over again) finish it.
+      await t.sql(`UPDATE job_runs SET lease_until = now() - interval '1 second' WHERE id = $1`, [runId]);
       await expireOutboxLease(row.id);
       await startWorker();
-      expect(await relay()).toBeGreaterThanOrEqual(1);
+      // (Bull may also hand the dead worker's job to the new one once its lock expires: either
+      // way one claim takes the run over.)
+      await relay();
       const done = await waitFor(
         () => buildRow(t, buildId),
         (b) => b?.status === 'succeeded',
         20_000,
         200,
       );
-      expect(done).toMatchObject({ status: 'succeeded', lease_until: null });
+      expect(done).toMatchObject({ status: 'succeeded', attempts: 2, error: null, lease_until: null });
+
+      // Exactly once: the second claim finished it, and only it; the dead claim wrote at most the
+      // line it was waiting on. The sweep recorded no second job: the first was handed over again.
+      const lines = await t.sql<{ attempt: number; message: string }>(
+        `SELECT attempt, message FROM job_run_logs WHERE run_id = $1 ORDER BY id`,
+        [runId],
+      );
+      expect(lines.filter((l) => l.attempt === 2).map((l) => l.message)).toEqual([
+        'Checking out master',
+        'Nothing to compile in the starter project',
+        'Build finished',
+      ]);
+      expect(lines.filter((l) => l.attempt !== 2)).toEqual(
+        lines.some((l) => l.attempt === 1) ? [{ attempt: 1, message: 'Checking out master' }] : [],
+      );
+      const jobs = await waitFor(
+        () =>
+          t.sql<{ status: string }>(`SELECT status FROM job_outbox WHERE run_id = $1 ORDER BY id`, [runId]),
+        (rows) => rows.every((r) => r.status === 'done'),
+        10_000,
+        200,
+      );
+      expect(jobs).toEqual([{ status: 'done' }]);
+      // And it stays finished: another pass finds nothing to recover.
+      expect(await relay()).toBe(0);
+      expect(await buildRow(t, buildId)).toEqual(done);
     }, 120_000);
   });
 });

@@ -1,12 +1,5 @@
-import {
-  bearer,
-  expectErrorShape,
-  newAccount,
-  newUser,
-  startApp,
-  type Actor,
-  type TestApp,
-} from '../support/app.js';
+import { bearer, expectErrorShape, newUser, type Actor, type TestApp } from '../support/app.js';
+import { setupIdentityApp } from '../support/identity.js';
 import { deploymentInput } from '../support/factories.js';
 
 const BAD_IDS = ['abc', '0', '-1', '99999999999'];
@@ -22,9 +15,7 @@ describe('roles', () => {
   let viewer: Actor;
   let other: Actor;
   beforeAll(async () => {
-    t = await startApp();
-    viewer = await newUser(t, t.admin, { defaultRoles: ['Viewer'] });
-    other = await newAccount(t, 'globex');
+    ({ t, viewer, other } = await setupIdentityApp());
   });
   afterAll(() => t.close());
 

@@ -18,6 +18,7 @@ import {
   type ScimUser,
 } from '../support/scim.js';
 import { countRequestQueries } from '../support/request-queries.js';
+import { compileNamed } from '../../src/core/database/named-params.js';
 import { parseFilter } from '../../src/modules/scim/filter/filter-parser.js';
 import {
   compileFilter,
@@ -256,15 +257,16 @@ describe('SCIM protocol (RFC 7644)', () => {
 
     it("serves identity providers' lookups (userName eq, displayName eq) from the unique indexes", async () => {
       const plan = async (table: string, columns: typeof USER_FILTER_COLUMNS, filter: string) => {
-        const where = compileFilter(columns, parseFilter(filter), 2);
+        const where = compileFilter(columns, parseFilter(filter));
         const alias = table === 'users' ? 'u' : 'g';
+        const explain = compileNamed(
+          `EXPLAIN SELECT ${alias}.id FROM ${table} ${alias} WHERE ${alias}.account_id = :accountId AND ${where.sql}`,
+          { ...where.params, accountId: owner.accountId },
+        );
         return t.dataSource.transaction(async (m) => {
           // On a few rows a scan is cheapest; forbid it to see which index the condition can use.
           await m.query('SET LOCAL enable_seqscan = off');
-          const rows: Array<{ 'QUERY PLAN': string }> = await m.query(
-            `EXPLAIN SELECT ${alias}.id FROM ${table} ${alias} WHERE ${alias}.account_id = $1 AND ${where.sql}`,
-            [owner.accountId, ...where.params],
-          );
+          const rows: Array<{ 'QUERY PLAN': string }> = await m.query(explain.text, explain.values);
           return rows.map((r) => r['QUERY PLAN']).join('\n');
         });
       };

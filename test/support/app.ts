@@ -3,7 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { createHttpApp } from '../../src/app.js';
-import { AppConfig } from '../../src/core/config/app-config.js';
+import { AppConfig, type ProcessRole } from '../../src/core/config/app-config.js';
 import { AccountsService } from '../../src/modules/users/accounts.service.js';
 import { createTestDatabase, dropTestDatabase, REDIS_URL } from './database.js';
 
@@ -32,15 +32,18 @@ export interface TestApp {
  * Boots the whole application on a database of its own (a copy of the migrated template),
  * against the real PostgreSQL and Redis.
  */
-export async function startApp(
+/**
+ * The configuration every test app runs with: its own database, the real PostgreSQL and Redis, a
+ * queue prefix of its own, silent logs and limits high enough that tests never trip them.
+ */
+export function testConfig(
+  databaseUrl: string,
   env: Record<string, string | undefined> = {},
-  options: { databaseUrl?: (url: string) => string } = {},
-): Promise<TestApp> {
-  const db = await createTestDatabase();
-  const config = new AppConfig('api', {
+  role: ProcessRole = 'api',
+): AppConfig {
+  return new AppConfig(role, {
     NODE_ENV: 'test',
-    // `databaseUrl` lets a test route the app's connections (through a fault-injecting proxy).
-    DATABASE_URL: options.databaseUrl?.(db.url) ?? db.url,
+    DATABASE_URL: databaseUrl,
     DATABASE_POOL_SIZE: '5',
     REDIS_URL,
     QUEUE_PREFIX: `t${randomBytes(5).toString('hex')}`,
@@ -51,6 +54,19 @@ export async function startApp(
     SECRETS_KEY: randomBytes(32).toString('base64'),
     ...env,
   });
+}
+
+/**
+ * Boots the whole application on a database of its own (a copy of the migrated template),
+ * against the real PostgreSQL and Redis.
+ */
+export async function startApp(
+  env: Record<string, string | undefined> = {},
+  options: { databaseUrl?: (url: string) => string } = {},
+): Promise<TestApp> {
+  const db = await createTestDatabase();
+  // `databaseUrl` lets a test route the app's connections (through a fault-injecting proxy).
+  const config = testConfig(options.databaseUrl?.(db.url) ?? db.url, env);
   const app = await createHttpApp(config);
   const dataSource = app.get(DataSource);
   const adminIdentity = await app.get(AccountsService).bootstrap('acme', 'admin@acme.test');

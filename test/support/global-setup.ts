@@ -15,7 +15,7 @@ const CLI = path.resolve(process.cwd(), process.env.TEST_DIST_DIR ?? 'dist', 'sr
  * it into a database of its own. `npm test` builds first, so `dist/` is current.
  */
 export default async function globalSetup(): Promise<void> {
-  // Both e2e projects name this file; Jest runs each project's setup in this one process.
+  // The service and both e2e projects name this file; Jest runs each project's setup in this one process.
   if (process.env.TEST_TEMPLATE_DATABASE) return;
   if (!fs.existsSync(CLI))
     throw new Error('dist/ is missing: run the tests with `npm test` (it builds first)');

@@ -20,7 +20,7 @@ function sources(dir: string): Array<[string, string]> {
 /** `src/modules/reports/x.ts` → `reports`; `src/core/audit/x.ts` → `core/audit`. */
 function moduleOf(file: string): string {
   const parts = file.split('/');
-  if (parts[1] === 'modules') return parts[2]!;
+  if (parts[1] === 'modules') return parts[2];
   if (parts[1] === 'core' && parts.length > 3) return `core/${parts[2]}`;
   return 'app';
 }
@@ -29,37 +29,14 @@ const SRC = sources('src');
 
 const OWNER = new Map<string, string>();
 for (const [file, text] of SRC) {
-  for (const m of text.matchAll(/@Entity\(\s*'(\w+)'/g)) OWNER.set(m[1]!, moduleOf(file));
+  for (const m of text.matchAll(/@Entity\(\s*'(\w+)'/g)) OWNER.set(m[1], moduleOf(file));
 }
 
 /** Where SQL names a table: after FROM, JOIN, INTO, UPDATE, TABLE, REFERENCES. */
 const TABLE_POSITION = /\b(?:from|join|into|update|table|references)\s+("?)([a-z_][a-z0-9_]*)\1/gi;
 
 /** Files allowed to name another module's table, each with its reason. Keep it short. */
-const EXCEPTIONS: Record<string, string> = {
-  'src/core/audit/audit-log.service.ts': 'TODO(issue 12): moving to its owner',
-  'src/core/audit/audit.service.ts': 'TODO(issue 12): moving to its owner',
-  'src/core/auth/access.service.ts': 'TODO(issue 12): moving to its owner',
-  'src/core/auth/auth.service.ts': 'TODO(issue 12): moving to its owner',
-  'src/core/auth/embed-tokens.service.ts': 'TODO(issue 12): moving to its owner',
-  'src/core/auth/token.sql.ts': 'TODO(issue 12): moving to its owner',
-  'src/modules/deployments/deployments.service.ts': 'TODO(issue 12): moving to its owner',
-  'src/modules/embedding/embed-access.service.ts': 'TODO(issue 12): moving to its owner',
-  'src/modules/embedding/embed-sessions.service.ts': 'TODO(issue 12): moving to its owner',
-  'src/modules/integrations/user-oauth-tokens.service.ts': 'TODO(issue 12): moving to its owner',
-  'src/modules/reports/report-list.service.ts': 'TODO(issue 12): moving to its owner',
-  'src/modules/reports/report.sql.ts': 'TODO(issue 12): moving to its owner',
-  'src/modules/reports/reports.service.ts': 'TODO(issue 12): moving to its owner',
-  'src/modules/reports/view-buffer.ts': 'TODO(issue 12): moving to its owner',
-  'src/modules/scim/filter/filter-sql.ts': 'TODO(issue 12): moving to its owner',
-  'src/modules/user-attributes/user-attribute-values.service.ts': 'TODO(issue 12): moving to its owner',
-  'src/modules/users/users.service.ts': 'TODO(issue 12): moving to its owner',
-  'src/modules/workspace/folders.service.ts': 'TODO(issue 12): moving to its owner',
-  'src/modules/workspace/workbook-copy.service.ts': 'TODO(issue 12): moving to its owner',
-  'src/modules/workspace/workbooks.service.ts': 'TODO(issue 12): moving to its owner',
-  'src/modules/workspace/workbooks.shared.ts': 'TODO(issue 12): moving to its owner',
-  'src/modules/workspace/workspace.service.ts': 'TODO(issue 12): moving to its owner',
-};
+const EXCEPTIONS: Record<string, string> = {};
 
 function violations(): string[] {
   const found: string[] = [];
@@ -67,7 +44,7 @@ function violations(): string[] {
     const mine = moduleOf(file);
     const names = new Set<string>();
     for (const m of text.matchAll(TABLE_POSITION)) {
-      const table = m[2]!.toLowerCase();
+      const table = m[2].toLowerCase();
       const owner = OWNER.get(table);
       if (owner && owner !== mine) names.add(`${table} (owned by ${owner})`);
     }
@@ -99,7 +76,7 @@ describe('module boundaries', () => {
       if (!entry) return true;
       const mine = moduleOf(file);
       return ![...entry[1].matchAll(TABLE_POSITION)].some((m) => {
-        const owner = OWNER.get(m[2]!.toLowerCase());
+        const owner = OWNER.get(m[2].toLowerCase());
         return owner !== undefined && owner !== mine;
       });
     });

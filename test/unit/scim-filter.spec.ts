@@ -25,8 +25,8 @@ function scimFailure(fn: () => unknown): { code: string; message: string } | nul
   }
 }
 
-const users = (filter: string) => compileFilter(USER_FILTER_COLUMNS, parseFilter(filter), 2);
-const groups = (filter: string) => compileFilter(GROUP_FILTER_COLUMNS, parseFilter(filter), 2);
+const users = (filter: string) => compileFilter(USER_FILTER_COLUMNS, parseFilter(filter));
+const groups = (filter: string) => compileFilter(GROUP_FILTER_COLUMNS, parseFilter(filter));
 
 describe('RFC 7644 3.4.2.2 filter grammar', () => {
   it('parses every comparison operator, case-insensitively', () => {
@@ -199,7 +199,7 @@ describe('RFC 7644 3.4.2.2 filter grammar', () => {
         try {
           const node = parseFilter(text);
           // Whatever parses also compiles or is refused with the SCIM error.
-          scimFailure(() => compileFilter(USER_FILTER_COLUMNS, node, 2));
+          scimFailure(() => compileFilter(USER_FILTER_COLUMNS, node));
           parsed += 1;
         } catch (err) {
           expect(err).toBeInstanceOf(ApiError);
@@ -216,25 +216,26 @@ describe('RFC 7644 3.4.2.2 filter grammar', () => {
 describe('RFC 7644 3.4.2.2 filter to SQL', () => {
   it('compares userName case-insensitively through its lower() index, with bound values', () => {
     expect(users('userName eq "Jane@Example.com"')).toEqual({
-      sql: '(lower(u.username) = lower($2))',
-      params: ['Jane@Example.com'],
+      sql: '(lower(u.username) = lower(:f1))',
+      params: { f1: 'Jane@Example.com' },
     });
   });
 
-  it('keeps externalId case-exact and numbers parameters from the given index', () => {
+  it('keeps externalId case-exact and names its parameters in order', () => {
     const { sql, params } = compileFilter(
       USER_FILTER_COLUMNS,
       parseFilter('externalId eq "A" and title ne "B"'),
-      5,
     );
-    expect(sql).toBe('(COALESCE(u.external_id = $5, FALSE) AND (lower(u.title) IS DISTINCT FROM lower($6)))');
-    expect(params).toEqual(['A', 'B']);
+    expect(sql).toBe(
+      '(COALESCE(u.external_id = :f1, FALSE) AND (lower(u.title) IS DISTINCT FROM lower(:f2)))',
+    );
+    expect(params).toEqual({ f1: 'A', f2: 'B' });
   });
 
   it('escapes LIKE wildcards in co, sw and ew', () => {
-    expect(users('userName co "50%_\\\\x"').params).toEqual(['%50\\%\\_\\\\x%']);
-    expect(users('userName sw "a"').params).toEqual(['a%']);
-    expect(users('userName ew "a"').params).toEqual(['%a']);
+    expect(users('userName co "50%_\\\\x"').params).toEqual({ f1: '%50\\%\\_\\\\x%' });
+    expect(users('userName sw "a"').params).toEqual({ f1: 'a%' });
+    expect(users('userName ew "a"').params).toEqual({ f1: '%a' });
     expect(users('userName co "a"').sql).toContain('ILIKE');
     expect(users('externalId co "a"').sql).toContain(' LIKE ');
   });
@@ -242,17 +243,17 @@ describe('RFC 7644 3.4.2.2 filter to SQL', () => {
   it('maps emails (one per user) and groups (through memberships)', () => {
     // A user without an address (its placeholder) has no emails.
     expect(users('emails.value eq "A@B.C"').sql).toBe(
-      `(u.email NOT LIKE '%@no-email.invalid' AND (u.email = lower($2)))`,
+      `(u.email NOT LIKE '%@no-email.invalid' AND (u.email = lower(:f1)))`,
     );
     expect(users('emails eq "a@b.c"').sql).toBe(
-      `(u.email NOT LIKE '%@no-email.invalid' AND (u.email = lower($2)))`,
+      `(u.email NOT LIKE '%@no-email.invalid' AND (u.email = lower(:f1)))`,
     );
     expect(users('emails[type eq "work" and primary eq true]').sql).toContain("'work'");
     expect(users('groups.value eq "7"')).toEqual({
       sql: expect.stringMatching(
-        /^EXISTS \(SELECT 1 FROM group_members gm .* AND \(gm\.group_id = \$2::int\)\)$/,
+        /^EXISTS \(SELECT 1 FROM group_members gm .* AND \(gm\.group_id = :f1::int\)\)$/,
       ),
-      params: [7],
+      params: { f1: 7 },
     });
     expect(groups('members[value eq "3" or display co "x"]').sql).toMatch(
       /^EXISTS .*gm\.group_id = g\.id AND \(/,
@@ -260,28 +261,28 @@ describe('RFC 7644 3.4.2.2 filter to SQL', () => {
   });
 
   it('answers FALSE for an id that cannot exist instead of failing', () => {
-    expect(users('id eq "abc"')).toEqual({ sql: 'FALSE', params: [] });
-    expect(users('id ne "abc"')).toEqual({ sql: 'TRUE', params: [] });
-    expect(users('id eq "12"')).toEqual({ sql: '(u.id = $2::int)', params: [12] });
+    expect(users('id eq "abc"')).toEqual({ sql: 'FALSE', params: {} });
+    expect(users('id ne "abc"')).toEqual({ sql: 'TRUE', params: {} });
+    expect(users('id eq "12"')).toEqual({ sql: '(u.id = :f1::int)', params: { f1: 12 } });
   });
 
   it('compares dates at millisecond precision and accepts schema-qualified names', () => {
     const { sql, params } = users('meta.lastModified gt "2024-01-02T03:04:05.678Z"');
-    expect(sql).toContain("date_trunc('milliseconds', u.updated_at) > $2::timestamptz");
-    expect(params).toEqual(['2024-01-02T03:04:05.678Z']);
+    expect(sql).toContain("date_trunc('milliseconds', u.updated_at) > :f1::timestamptz");
+    expect(params).toEqual({ f1: '2024-01-02T03:04:05.678Z' });
     expect(users('urn:ietf:params:scim:schemas:core:2.0:User:USERNAME pr').sql).toContain('u.username');
   });
 
   it('leaves NOT NULL columns bare so the unique indexes serve Entra and Okta lookups', () => {
     // `userName eq` (every Entra and Okta lookup) and a group's `displayName eq` use the
     // (account_id, lower(username)) and (account_id, name) indexes only without COALESCE.
-    expect(users('userName eq "Jane@Example.com"').sql).toBe('(lower(u.username) = lower($2))');
+    expect(users('userName eq "Jane@Example.com"').sql).toBe('(lower(u.username) = lower(:f1))');
     expect(users('emails.value eq "Jane@Example.com"').sql).toBe(
-      `(u.email NOT LIKE '%@no-email.invalid' AND (u.email = lower($2)))`,
+      `(u.email NOT LIKE '%@no-email.invalid' AND (u.email = lower(:f1)))`,
     );
-    expect(groups('displayName eq "Admins"').sql).toBe('(g.name = $2)');
+    expect(groups('displayName eq "Admins"').sql).toBe('(g.name = :f1)');
     // Nullable columns keep COALESCE, so not (...) also matches unassigned values.
-    expect(users('title eq "x"').sql).toBe('COALESCE(lower(u.title) = lower($2), FALSE)');
+    expect(users('title eq "x"').sql).toBe('COALESCE(lower(u.title) = lower(:f1), FALSE)');
   });
 
   it('never puts filter text into the SQL, whatever the attribute, sub-attribute or value (injection)', () => {
@@ -304,7 +305,7 @@ describe('RFC 7644 3.4.2.2 filter to SQL', () => {
     ];
     let compiledCount = 0;
     for (const filter of attempts) {
-      let compiled: { sql: string; params: unknown[] } | null = null;
+      let compiled: { sql: string; params: Readonly<Record<string, unknown>> } | null = null;
       const failure = scimFailure(() => {
         compiled = users(filter);
       });

@@ -1,9 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Request } from 'express';
-import { DataSource } from 'typeorm';
 import type { EmbedPrincipal } from '../auth/embed-principal.js';
 import type { Principal } from '../auth/principal.js';
 import { auditTarget } from './audit-target.js';
+import { AuditRepository } from './audit.repository.js';
 
 /** The methods that change something: the ones recorded. */
 export const MUTATIONS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -29,20 +29,20 @@ export type AuditedRequest = Request & {
 export class AuditService {
   private readonly logger = new Logger(AuditService.name);
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly events: AuditRepository) {}
 
   async record(req: AuditedRequest, statusCode: number, responseBody?: unknown): Promise<void> {
     if (req.audited || !MUTATIONS.has(req.method) || !req.operationId) return;
     const actor = req.principal
       ? {
-          type: 'user',
+          type: 'user' as const,
           id: req.principal.userId,
           email: req.principal.email,
           account: req.principal.accountId,
         }
       : req.embedPrincipal
         ? {
-            type: 'embed_user',
+            type: 'embed_user' as const,
             id: req.embedPrincipal.embedUserId,
             email: null,
             account: req.embedPrincipal.accountId,
@@ -60,26 +60,20 @@ export class AuditService {
       responseId,
     );
     try {
-      await this.dataSource.query(
-        `INSERT INTO audit_events (account_id, actor_type, actor_id, actor_email, action, method, path,
-           target_type, target_id, request_id, outcome, status_code)
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
-         WHERE EXISTS (SELECT 1 FROM tenant_settings s WHERE s.account_id = $1 AND s.audit_log_enabled)`,
-        [
-          actor.account,
-          actor.type,
-          actor.id,
-          actor.email,
-          req.operationId.slice(0, 100),
-          req.method,
-          req.path.slice(0, 2048),
-          target.type?.slice(0, 64) ?? null,
-          target.id,
-          String(req.id ?? '').slice(0, 128),
-          statusCode < 400 ? 'success' : 'failure',
-          statusCode,
-        ],
-      );
+      await this.events.insertIfEnabled({
+        accountId: actor.account,
+        actorType: actor.type,
+        actorId: actor.id,
+        actorEmail: actor.email,
+        action: req.operationId.slice(0, 100),
+        method: req.method,
+        path: req.path.slice(0, 2048),
+        targetType: target.type?.slice(0, 64) ?? null,
+        targetId: target.id,
+        requestId: String(req.id ?? '').slice(0, 128),
+        outcome: statusCode < 400 ? 'success' : 'failure',
+        statusCode,
+      });
     } catch (err) {
       // The mutation itself has already happened: report the lost record, do not fail the request.
       this.logger.error({ err, reqId: req.id }, 'could not record an audit event');

@@ -1,9 +1,14 @@
-import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import {
+  Injectable,
+  type CanActivate,
+  type ExecutionContext,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { ModuleRef, Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import { databaseUnavailable } from '../database/unavailable.js';
 import type { Request } from 'express';
-import { isContentAction } from './action.js';
+import type { Action } from './action.js';
 import { coreError } from '../http/api-error.js';
 import { ACCESS_METADATA, type AccessRule } from './access.decorators.js';
 import type { EmbedPrincipal } from './embed-principal.js';
@@ -16,17 +21,38 @@ const AUTHORIZATION = /^(Bearer|Api-Key) +([^\s]+) *$/i;
 const EMBED_AUTHORIZATION = /^Bearer +([^\s]+) *$/i;
 
 /**
+ * What a domain module adds to the guard for object routes of its own actions: whether a caller
+ * holding `action` neither account-wide nor on any one object passes the route anyway (the
+ * service then decides on the addressed object). A module provides a subclass; the guard finds
+ * every one at start-up, so core knows no module's rule.
+ */
+export abstract class ObjectRouteRule {
+  abstract admits(principal: Principal, action: Action): boolean;
+}
+
+/**
  * The one global guard. Every route declares an {@link AccessRule}; a route without one is
  * refused (and a test fails). Authentication goes through passport's bearer strategy; the
  * token must come in the Authorization header (a token also sent as `access_token` is refused).
  */
 @Injectable()
-export class AccessGuard extends AuthGuard('bearer') implements CanActivate {
+export class AccessGuard extends AuthGuard('bearer') implements CanActivate, OnApplicationBootstrap {
+  private objectRules: readonly ObjectRouteRule[] = [];
+
   constructor(
     private readonly reflector: Reflector,
     private readonly embedTokens: EmbedTokensService,
+    private readonly moduleRef: ModuleRef,
   ) {
     super();
+  }
+
+  onApplicationBootstrap(): void {
+    try {
+      this.objectRules = this.moduleRef.get(ObjectRouteRule, { strict: false, each: true });
+    } catch {
+      this.objectRules = []; // no module adds a rule
+    }
   }
 
   override getAuthenticateOptions(): { property: string; session: boolean } {
@@ -70,7 +96,7 @@ export class AccessGuard extends AuthGuard('bearer') implements CanActivate {
     const held = (a: (typeof rule.actions)[number]) =>
       principal.actions.has(a) ||
       (rule.kind === 'object' &&
-        (principal.objectActions.has(a) || (isContentAction(a) && holdsContentAccess(principal))));
+        (principal.objectActions.has(a) || this.objectRules.some((r) => r.admits(principal, a))));
     const missing = rule.actions.filter((a) => !held(a));
     if (missing.length > 0) {
       throw coreError('forbidden', `This operation requires the ${missing.join(', ')} action`);
@@ -85,16 +111,4 @@ export class AccessGuard extends AuthGuard('bearer') implements CanActivate {
     if (!user) throw coreError('unauthorized', 'The token is unknown, expired or revoked');
     return user;
   }
-}
-
-/**
- * Workspace content is reached through grants on folders and workbooks and through ownership,
- * so for its actions the route lets through anyone holding some workspace action and the
- * service decides on the object itself (404 unreadable, 403 readable but not allowed).
- */
-function holdsContentAccess(principal: Principal): boolean {
-  for (const set of [principal.actions, principal.objectActions]) {
-    for (const a of set) if (isContentAction(a)) return true;
-  }
-  return false;
 }

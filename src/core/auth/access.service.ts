@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { Database } from '../database/database.js';
-import { errorsOf } from '../http/api-error.js';
+import type { SqlParams } from '../database/named-params.js';
+import { coreError } from '../http/api-error.js';
+import { notFound } from '../http/not-found.js';
 import {
   actionsGranting,
   actionsGrantingThrough,
@@ -11,26 +12,16 @@ import {
   expandActions,
   inheritedActions,
 } from './action.js';
+import {
+  GrantsRepository,
+  type GrantPrincipal,
+  type GrantRow,
+  type PrincipalGrantRow,
+} from './grants.repository.js';
 import type { Principal } from './principal.js';
 
 /** Resource types that can carry object-level grants (the reference's policy resource types). */
 export type GrantableType = 'Deployment' | 'Folder' | 'Workbook' | 'Report';
-
-const accessError = errorsOf(
-  'forbidden',
-  'deployment_not_found',
-  'folder_not_found',
-  'workbook_not_found',
-  'report_not_found',
-);
-
-/** The one code of each missing (or unreadable) resource type, the same on every route. */
-const NOT_FOUND = {
-  Deployment: 'deployment_not_found',
-  Folder: 'folder_not_found',
-  Workbook: 'workbook_not_found',
-  Report: 'report_not_found',
-} as const satisfies Record<GrantableType, Parameters<typeof accessError>[0]>;
 
 /** The action that lets a caller see a resource of each type at all. */
 const READ: Record<GrantableType, Action> = {
@@ -86,7 +77,7 @@ export class AccessService {
   private readonly resolvers = new Map<GrantableType, ResourceResolver>();
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly grants: GrantsRepository,
     private readonly db: Database,
   ) {}
 
@@ -128,24 +119,13 @@ export class AccessService {
       }
     }
     if (principal.objectActions.size > 0) {
-      const keys = [...refs.keys()];
-      const rows: Array<{ resourceType: string; resourceId: string; action: string }> =
-        await this.dataSource.query(
-          `SELECT resource_type AS "resourceType", resource_id AS "resourceId", action
-         FROM policies
-         WHERE account_id = $1
-           AND ((principal_type = 'user' AND principal_id = $2) OR (principal_type = 'role' AND principal_id = ANY($3))
-             OR (principal_type = 'group' AND principal_id = ANY($6)))
-           AND (resource_type, resource_id) IN (SELECT * FROM unnest($4::text[], $5::text[]))`,
-          [
-            principal.accountId,
-            principal.userId,
-            principal.roleIds,
-            keys.map((k) => k.split(':')[0]),
-            keys.map((k) => k.split(':')[1]),
-            principal.groupIds,
-          ],
-        );
+      const rows = await this.grants.heldOn(
+        principal,
+        [...refs.keys()].map((key) => {
+          const at = key.indexOf(':');
+          return { type: key.slice(0, at), id: key.slice(at + 1) };
+        }),
+      );
       for (const row of rows) {
         const held = expandActions([row.action]);
         const given = inheritedActions(row.resourceType, type, held);
@@ -174,10 +154,36 @@ export class AccessService {
    */
   async forget(accountId: number, type: GrantableType | 'Dashboard', ids: readonly number[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.db.query(
-      `DELETE FROM policies WHERE account_id = :accountId AND resource_type = :type AND resource_id = ANY(:ids)`,
-      { accountId, type, ids: ids.map(String) },
-    );
+    await this.grants.deleteOnResources(accountId, type, ids.map(String));
+  }
+
+  /**
+   * Drops every grant held by a principal (a user, role or group being deleted), inside the
+   * caller's unit of work: grants have no foreign key to their principal either.
+   */
+  async forgetPrincipal(accountId: number, principal: GrantPrincipal): Promise<void> {
+    await this.grants.deleteOfPrincipal(accountId, principal);
+  }
+
+  /** The grants stored for each principal, ordered by resource type, resource id and action. */
+  grantsOf(accountId: number, principals: readonly GrantPrincipal[]): Promise<PrincipalGrantRow[]> {
+    if (principals.length === 0) return Promise.resolve([]);
+    return this.grants.ofPrincipals(accountId, principals);
+  }
+
+  /**
+   * Makes `grants` the exact grants of one principal, inside the caller's unit of work (the
+   * caller validates them and locks the principal so parallel replacements serialise).
+   */
+  async replaceGrants(
+    accountId: number,
+    principal: GrantPrincipal,
+    grants: readonly GrantRow[],
+  ): Promise<void> {
+    await this.db.transaction(async () => {
+      await this.grants.deleteOfPrincipal(accountId, principal);
+      await this.grants.insert(accountId, principal, grants);
+    });
   }
 
   /**
@@ -187,9 +193,9 @@ export class AccessService {
    */
   async requireAccess(principal: Principal, type: GrantableType, id: number, action: Action): Promise<void> {
     const access = await this.map(principal, type, [id]);
-    if (!access.can(id, READ[type])) throw accessError(NOT_FOUND[type], `${type} ${id} was not found`);
+    if (!access.can(id, READ[type])) throw notFound(type, id);
     if (!access.can(id, action)) {
-      throw accessError(
+      throw coreError(
         'forbidden',
         `This operation requires the ${action} action on this ${type.toLowerCase()}`,
       );
@@ -198,55 +204,57 @@ export class AccessService {
 
   /**
    * A SQL predicate keeping, of a list of `type` rows, those on which the caller holds `action`
-   * directly (`TRUE` for callers holding it account-wide). Lists use it so one query pages
-   * through visible rows only.
+   * directly (`TRUE` for callers holding it account-wide), so one query pages through visible
+   * rows only. Its parameters are named `<prefix>Account`, `<prefix>User`, ... so two scopes
+   * in one query need two prefixes.
    */
-  listScope(
+  listScopeSql(
     principal: Principal,
     type: GrantableType,
     action: Action,
     idColumn: string,
-    firstParam: number,
-  ): { sql: string; params: unknown[] } {
+    prefix = 'scope',
+  ): { sql: string; params: SqlParams } {
     if (principal.actions.has(action) || principal.typeActions.get(type)?.has(action)) {
-      return { sql: 'TRUE', params: [] };
+      return { sql: 'TRUE', params: {} };
     }
-    if (!principal.objectActions.has(action)) return { sql: 'FALSE', params: [] };
-    const [a, u, r, t, g, gr] = [0, 1, 2, 3, 4, 5].map((i) => `$${firstParam + i}`);
+    if (!principal.objectActions.has(action)) return { sql: 'FALSE', params: {} };
+    const n = (name: string) => `${prefix}${name}`;
     return {
-      sql: `${idColumn}::text IN (SELECT resource_id FROM policies WHERE account_id = ${a} AND resource_type = ${t}
-        AND action = ANY(${g}) AND ((principal_type = 'user' AND principal_id = ${u})
-          OR (principal_type = 'role' AND principal_id = ANY(${r}))
-          OR (principal_type = 'group' AND principal_id = ANY(${gr}))))`,
-      params: [
-        principal.accountId,
-        principal.userId,
-        principal.roleIds,
-        type,
-        actionsGranting(action),
-        principal.groupIds,
-      ],
+      sql: `${idColumn}::text IN (SELECT resource_id FROM policies WHERE account_id = :${n('Account')}
+        AND resource_type = :${n('Type')} AND action = ANY(:${n('Actions')})
+        AND ((principal_type = 'user' AND principal_id = :${n('User')})
+          OR (principal_type = 'role' AND principal_id = ANY(:${n('Roles')}))
+          OR (principal_type = 'group' AND principal_id = ANY(:${n('Groups')}))))`,
+      params: {
+        [n('Account')]: principal.accountId,
+        [n('User')]: principal.userId,
+        [n('Roles')]: principal.roleIds,
+        [n('Type')]: type,
+        [n('Actions')]: actionsGranting(action),
+        [n('Groups')]: principal.groupIds,
+      },
     };
   }
 
   /**
-   * A SQL predicate keeping, of a list of workspace rows, those on which the caller holds
-   * `action`: account-wide, as owner, by a grant on the row itself, on its workbook, or on its
-   * folder or any folder above it. `cols` names the row's columns; `folderIdsSql` is an
-   * expression for the ids of the row's folder chain (an `integer[]`).
+   * A SQL predicate keeping, of a list of workspace rows, those on which the caller holds `action`: account-wide, as owner, by a grant on the row
+   * itself, on its workbook, or on its folder or any folder above it. `cols` names the row's
+   * columns; `folderChain` is an expression for the ids of the row's folder chain (an
+   * `integer[]`). Parameters are named `<prefix>Account`, `<prefix>User`, ...
    */
-  contentScope(
+  contentScopeSql(
     principal: Principal,
     type: ContentType,
     action: Action,
     cols: { id: string; owner: string; workbookId?: string; folderChain?: string },
-    firstParam: number,
-  ): { sql: string; params: unknown[] } {
+    prefix = 'scope',
+  ): { sql: string; params: SqlParams } {
     const wide = (from: ContentType) => {
       const held = principal.typeActions.get(from);
       return held !== undefined && inheritedActions(from, type, held).has(action);
     };
-    if (principal.actions.has(action) || wide(type)) return { sql: 'TRUE', params: [] };
+    if (principal.actions.has(action) || wide(type)) return { sql: 'TRUE', params: {} };
     // Policies on every workbook or every folder reach what is in a workbook, or in a folder.
     const inside: string[] = [];
     if (cols.workbookId && wide('Workbook')) inside.push(`${cols.workbookId} IS NOT NULL`);
@@ -254,33 +262,41 @@ export class AccessService {
       inside.push(`COALESCE((${cols.folderChain})[cardinality(${cols.folderChain})] IS NOT NULL, FALSE)`);
     }
     const insideSql = inside.map((c) => ` OR ${c}`).join('');
-    const [a, u, r, gr] = [0, 1, 2, 3].map((i) => `$${firstParam + i}`);
-    const params: unknown[] = [principal.accountId, principal.userId, principal.roleIds, principal.groupIds];
-    const param = (v: unknown) => {
-      params.push(v);
-      return `$${firstParam + params.length - 1}`;
-    };
+    const n = (name: string) => `${prefix}${name}`;
     if (!principal.objectActions.size) {
-      return { sql: `(${cols.owner} = $${firstParam}${insideSql})`, params: [principal.userId] };
+      return {
+        sql: `(${cols.owner} = :${n('User')}${insideSql})`,
+        params: { [n('User')]: principal.userId },
+      };
     }
-    const ownerSql = `${cols.owner} = ${u}`;
+    const params: Record<string, unknown> = {
+      [n('Account')]: principal.accountId,
+      [n('User')]: principal.userId,
+      [n('Roles')]: principal.roleIds,
+      [n('Groups')]: principal.groupIds,
+      [n('Type')]: type,
+      [n('Actions')]: actionsGranting(action),
+    };
     const alternatives = [
-      `(p.resource_type = ${param(type)} AND p.action = ANY(${param(actionsGranting(action))}) AND p.resource_id = ${cols.id}::text)`,
+      `(p.resource_type = :${n('Type')} AND p.action = ANY(:${n('Actions')}) AND p.resource_id = ${cols.id}::text)`,
     ];
     if (cols.workbookId) {
+      params[n('WorkbookActions')] = actionsGrantingThrough('Workbook', type, action);
       alternatives.push(
-        `(p.resource_type = 'Workbook' AND p.action = ANY(${param(actionsGrantingThrough('Workbook', type, action))}) AND p.resource_id = ${cols.workbookId}::text)`,
+        `(p.resource_type = 'Workbook' AND p.action = ANY(:${n('WorkbookActions')}) AND p.resource_id = ${cols.workbookId}::text)`,
       );
     }
     if (cols.folderChain) {
+      params[n('FolderActions')] = actionsGrantingThrough('Folder', type, action);
       alternatives.push(
-        `(p.resource_type = 'Folder' AND p.action = ANY(${param(actionsGrantingThrough('Folder', type, action))}) AND p.resource_id = ANY(${cols.folderChain}::text[]))`,
+        `(p.resource_type = 'Folder' AND p.action = ANY(:${n('FolderActions')}) AND p.resource_id = ANY(${cols.folderChain}::text[]))`,
       );
     }
     return {
-      sql: `(${ownerSql}${insideSql} OR EXISTS (SELECT 1 FROM policies p WHERE p.account_id = ${a}
-        AND ((p.principal_type = 'user' AND p.principal_id = ${u}) OR (p.principal_type = 'role' AND p.principal_id = ANY(${r}))
-          OR (p.principal_type = 'group' AND p.principal_id = ANY(${gr})))
+      sql: `(${cols.owner} = :${n('User')}${insideSql} OR EXISTS (SELECT 1 FROM policies p WHERE p.account_id = :${n('Account')}
+        AND ((p.principal_type = 'user' AND p.principal_id = :${n('User')})
+          OR (p.principal_type = 'role' AND p.principal_id = ANY(:${n('Roles')}))
+          OR (p.principal_type = 'group' AND p.principal_id = ANY(:${n('Groups')})))
         AND (${alternatives.join(' OR ')})))`,
       params,
     };

@@ -1,24 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { Action, builtInRoleActions, expandActions } from './action.js';
 import type { Principal } from './principal.js';
+import { PrincipalSource, type TokenPrincipalRow } from './principal-source.js';
 import { hashToken, TOKEN_PATTERN } from './token.js';
-import { TOKEN_SQL } from './token.sql.js';
-
-interface TokenRow {
-  keyId: number;
-  lastUsedAt: Date | null;
-  userId: number;
-  accountId: number;
-  email: string;
-  defaultRoles: string[];
-  roleIds: number[];
-  groupIds: number[];
-  globalActions: string[];
-  objectActions: string[];
-  /** `Type:Action` of policies on every resource of a type. */
-  typeActions: string[];
-}
 
 /** Writing `last_used_at` on every request would turn every read into a write. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -38,12 +22,11 @@ function byType(pairs: readonly string[]): Map<string, ReadonlySet<Action>> {
 export class AuthService {
   private readonly logger = new Logger(AuthService.name);
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly principals: PrincipalSource) {}
 
   async authenticate(token: string): Promise<Principal | null> {
     if (!TOKEN_PATTERN.test(token)) return null;
-    const rows: TokenRow[] = await this.dataSource.query(TOKEN_SQL, [hashToken(token)]);
-    const row = rows[0];
+    const row = await this.principals.byTokenHash(hashToken(token));
     if (!row) return null;
     this.touch(row);
     const actions = expandActions([...builtInRoleActions(row.defaultRoles), ...row.globalActions]);
@@ -61,14 +44,10 @@ export class AuthService {
     };
   }
 
-  private touch(row: TokenRow): void {
+  private touch(row: TokenPrincipalRow): void {
     if (row.lastUsedAt && Date.now() - row.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
-    this.dataSource
-      .query(
-        `UPDATE api_keys SET last_used_at = now()
-         WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
-        [row.keyId],
-      )
+    this.principals
+      .touch(row.keyId)
       .catch((err: unknown) => this.logger.warn(`could not record token use: ${String(err)}`));
   }
 }

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { errors as joseErrors, jwtVerify, SignJWT, type JWTHeaderParameters } from 'jose';
-import { DataSource } from 'typeorm';
 import { SecretBoxService } from '../crypto/secret-box.service.js';
 import type { EmbedPrincipal, EmbedTokenClaims } from './embed-principal.js';
+import { EmbedTokenStore } from './embed-token-store.js';
 
 export const EMBED_TOKEN_ISSUER = 'cubecloud';
 export const EMBED_TOKEN_AUDIENCE = 'embed';
@@ -14,33 +14,26 @@ const MAX_CACHED_KEYS = 1000;
 
 const secretContext = (accountId: number) => `accounts:${accountId}:embed_secret`;
 
-interface SessionRow {
-  tenantId: number;
-  tenantName: string;
-  embedUserId: number;
-  externalId: string;
-  deploymentId: number;
-  context: { publicDashboardId?: string | null; creatorMode?: boolean | null };
-}
-
 /**
  * Signs and verifies embed tokens: HS256 JWTs signed with the account's embed key (32 random
  * bytes made on first use, stored sealed with SECRETS_KEY). A token is accepted only while the
  * session it came from is neither revoked nor deleted (deleting the tenant deletes it), so every
- * verification reads that session row.
+ * verification reads that session row (through {@link EmbedTokenStore}, which the embedding
+ * module provides).
  */
 @Injectable()
 export class EmbedTokensService {
   private readonly keys = new Map<number, Uint8Array>();
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly store: EmbedTokenStore,
     private readonly secrets: SecretBoxService,
   ) {}
 
   /**
    * The account's signing key, made (once, race-free) on first use. Fetch it before opening a
-   * transaction that then calls {@link sign}: on a cold cache it needs a connection of its own.
+   * transaction that then calls {@link sign}: a key made inside one would join it, and a rollback
+   * would take the stored key away while this cache kept it.
    */
   async signingKey(accountId: number): Promise<Uint8Array> {
     return (await this.accountKey(accountId, true))!;
@@ -81,16 +74,7 @@ export class EmbedTokensService {
       throw err;
     }
     if (!Number.isSafeInteger(claims.sid) || !Number.isSafeInteger(claims.acc)) return null;
-    const [row] = await this.dataSource.query<SessionRow[]>(
-      `SELECT s.tenant_id AS "tenantId", t.name AS "tenantName", s.embed_user_id AS "embedUserId",
-              u.external_id AS "externalId", s.deployment_id AS "deploymentId", s.context
-       FROM embed_sessions s
-       JOIN embed_tenants t ON t.id = s.tenant_id
-       JOIN embed_users u ON u.id = s.embed_user_id
-       WHERE s.id = $1 AND s.account_id = $2 AND s.revoked_at IS NULL AND s.exchanged_at IS NOT NULL
-         AND s.token_expires_at > now()`,
-      [claims.sid, claims.acc],
-    );
+    const row = await this.store.activeSession(claims.sid, claims.acc);
     if (!row || String(row.embedUserId) !== claims.sub) return null;
     return {
       accountId: claims.acc,
@@ -117,27 +101,19 @@ export class EmbedTokensService {
   private async accountKey(accountId: number, create: boolean): Promise<Uint8Array | null> {
     const cached = this.keys.get(accountId);
     if (cached) return cached;
-    let sealed = await this.sealedKey(accountId);
+    let sealed = await this.store.sealedKey(accountId);
     if (sealed === null && create) {
-      await this.dataSource.query(
-        `UPDATE accounts SET embed_secret = $2 WHERE id = $1 AND embed_secret IS NULL`,
-        [accountId, this.secrets.seal(randomBytes(32), secretContext(accountId))],
+      await this.store.storeKeyIfMissing(
+        accountId,
+        this.secrets.seal(randomBytes(32), secretContext(accountId)),
       );
-      sealed = await this.sealedKey(accountId);
+      sealed = await this.store.sealedKey(accountId);
     }
     if (sealed === null) return null;
     const key = new Uint8Array(this.secrets.open(sealed, secretContext(accountId)));
     if (this.keys.size >= MAX_CACHED_KEYS) this.keys.delete(this.keys.keys().next().value!);
     this.keys.set(accountId, key);
     return key;
-  }
-
-  private async sealedKey(accountId: number): Promise<string | null> {
-    const [row] = await this.dataSource.query<Array<{ sealed: string | null }>>(
-      `SELECT embed_secret AS sealed FROM accounts WHERE id = $1`,
-      [accountId],
-    );
-    return row?.sealed ?? null;
   }
 }
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
+import { QUEUE_NAMES, isQueueName, type QueueName } from '../queue/queues.js';
 import { EnvSchema } from './env.schema.js';
 
 export type ProcessRole = 'api' | 'worker' | 'cli';
@@ -24,7 +25,14 @@ export interface QueueConfig {
   /** Null means no Redis: jobs run in-process. */
   redisUrl: string | null;
   prefix: string;
+  /**
+   * With Redis: whether this process runs jobs of the queues in {@link workerQueues} (always for
+   * the worker; for the API only when RUN_JOBS_IN_PROCESS=true). Without Redis the API runs every
+   * job in-process whatever this says.
+   */
   runJobsInProcess: boolean;
+  /** The queues this process runs jobs of, when it runs Bull jobs (WORKER_QUEUES; default all). */
+  workerQueues: QueueName[];
   enqueueTimeoutMs: number;
   relayIntervalMs: number;
   /** Seconds a started job (and the run it claimed) may go without a heartbeat before it is recovered. */
@@ -72,6 +80,7 @@ export const ENV_KEYS = [
   'REDIS_URL',
   'QUEUE_PREFIX',
   'RUN_JOBS_IN_PROCESS',
+  'WORKER_QUEUES',
   'QUEUE_ENQUEUE_TIMEOUT_MS',
   'OUTBOX_RELAY_INTERVAL_MS',
   'JOB_LEASE_SECONDS',
@@ -163,7 +172,11 @@ export class AppConfig {
     this.queue = {
       redisUrl: env.REDIS_URL ?? null,
       prefix: env.QUEUE_PREFIX ?? 'platform',
-      runJobsInProcess: role === 'worker' || (role === 'api' && (env.RUN_JOBS_IN_PROCESS ?? true)),
+      // With Redis the API leaves jobs to workers unless told otherwise; without Redis it is the
+      // only process that can run them, so it does.
+      runJobsInProcess:
+        role === 'worker' || (role === 'api' && (env.REDIS_URL ? (env.RUN_JOBS_IN_PROCESS ?? false) : true)),
+      workerQueues: parseWorkerQueues(env.WORKER_QUEUES),
       enqueueTimeoutMs: env.QUEUE_ENQUEUE_TIMEOUT_MS ?? 2000,
       relayIntervalMs: env.OUTBOX_RELAY_INTERVAL_MS ?? 5000,
       jobLeaseSeconds: env.JOB_LEASE_SECONDS ?? 300,
@@ -215,6 +228,27 @@ export class AppConfig {
   get embedded(): boolean {
     return this.database.url === null;
   }
+}
+
+/** `WORKER_QUEUES`: queue names separated by commas; an unknown name is refused at start-up. */
+function parseWorkerQueues(value: string | undefined): QueueName[] {
+  if (value === undefined) return [...QUEUE_NAMES];
+  const names = [
+    ...new Set(
+      value
+        .split(',')
+        .map((n) => n.trim())
+        .filter((n) => n !== ''),
+    ),
+  ];
+  const unknown = names.filter((n) => !isQueueName(n));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new ConfigError(
+      `Invalid configuration:\n  WORKER_QUEUES: ${unknown.length > 0 ? `${unknown.join(', ')} is not a queue` : 'names no queue'}; ` +
+        `the queues are ${QUEUE_NAMES.join(', ')}`,
+    );
+  }
+  return names as QueueName[];
 }
 
 function parseTrustProxy(value: string | undefined): string | number | boolean {

@@ -49,6 +49,8 @@ export class EnvSchema {
   @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'QUEUE_PREFIX must be 1-64 of A-Z a-z 0-9 _ -' })
   QUEUE_PREFIX?: string;
   @IsOptional() @Transform(toBool) @IsBoolean() RUN_JOBS_IN_PROCESS?: boolean;
+  /** Comma-separated queue names (`builds,default`); checked against the queues in AppConfig. */
+  @IsOptional() @IsString() WORKER_QUEUES?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(30000) QUEUE_ENQUEUE_TIMEOUT_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(600000) OUTBOX_RELAY_INTERVAL_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(5) @Max(86400) JOB_LEASE_SECONDS?: number;

@@ -38,7 +38,7 @@ function parse(sql: string): { text: string; names: string[] } {
   let out = '';
   let i = 0;
   while (i < sql.length) {
-    const c = sql[i]!;
+    const c = sql[i];
     if (c === "'" || c === '"') {
       const end = closingQuote(sql, i, c);
       out += sql.slice(i, end);
@@ -71,7 +71,7 @@ function closingQuote(sql: string, start: number, quote: string): number {
   const backslashEscapes = quote === "'" && /[eE]/.test(sql[start - 1] ?? '');
   let i = start + 1;
   while (i < sql.length) {
-    const c = sql[i]!;
+    const c = sql[i];
     if (backslashEscapes && c === '\\') {
       i += 2;
     } else if (c === quote) {

@@ -1,5 +1,7 @@
 import { QueryFailedError, type DataSource, type EntityManager } from 'typeorm';
 
+export { isoSql } from './sql-text.js';
+
 type Queryable = Pick<DataSource | EntityManager, 'query'>;
 
 /**
@@ -28,10 +30,6 @@ export function uniqueViolation(err: unknown): string | null {
   const driver = err.driverError as { code?: string; constraint?: string };
   return driver.code === '23505' ? (driver.constraint ?? '') : null;
 }
-
-/** A timestamptz expression as an ISO 8601 instant in UTC with milliseconds, in SQL. */
-export const isoSql = (expr: string): string =>
-  `to_char(${expr} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** Whether `err` is a foreign-key violation (a referenced row was deleted concurrently). */
 export function foreignKeyViolation(err: unknown): boolean {

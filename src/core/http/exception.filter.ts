@@ -97,56 +97,32 @@ export function toErrorBody(exception: unknown): ErrorBody {
   return errorBody(500, 'internal_error', 'An unexpected error occurred');
 }
 
-/** The `scimType` values of RFC 7644 section 3.12; codes of that name travel as `scimType`. */
-const SCIM_TYPES: ReadonlySet<string> = new Set([
-  'invalidFilter',
-  'tooMany',
-  'uniqueness',
-  'mutability',
-  'invalidSyntax',
-  'invalidPath',
-  'noTarget',
-  'invalidValue',
-  'invalidVers',
-  'sensitive',
-]);
+/** Writes an error body in the shape of a protocol of its own (SCIM's, say). */
+export type ErrorRenderer = (res: Response, body: ErrorBody) => void;
 
-/** Core input errors raised before SCIM's own validation, in SCIM's vocabulary. */
-const SCIM_TYPE_OF_CORE_CODE: Readonly<Record<string, string>> = {
-  malformed_json: 'invalidSyntax',
-  invalid_characters: 'invalidValue',
-};
-
-const SCIM_PATH = /^\/api\/scim\/v2(\/|$)/;
+const renderers: Array<{ path: RegExp; render: ErrorRenderer }> = [];
 
 /**
- * Sends an error body: the one shape everywhere, and the SCIM error schema (RFC 7644 section
- * 3.12, `application/scim+json`) under `/api/scim/v2`, where identity providers expect it.
+ * Lets a module answer the errors of requests whose path matches `path` in the shape its
+ * protocol prescribes, whatever raised them (a route, the guard, or the middleware before
+ * routing: malformed JSON, 415, 429). Registering the same path again changes nothing.
+ */
+export function renderErrorsUnder(path: RegExp, render: ErrorRenderer): void {
+  if (renderers.some((r) => r.path.source === path.source)) return;
+  renderers.push({ path, render });
+}
+
+/**
+ * Sends an error body: the one shape everywhere, unless a module renders errors under the
+ * request's path itself (see {@link renderErrorsUnder}).
  */
 export function sendError(req: Request, res: Response, body: ErrorBody): void {
   // Every 503 is retryable; tell clients when (seconds).
   if (body.statusCode === 503 && !res.getHeader('Retry-After')) res.setHeader('Retry-After', '5');
   challengeIfUnauthorized(req, res, body.statusCode);
-  if (!SCIM_PATH.test(req.path)) {
-    res.status(body.statusCode).json(body);
-    return;
-  }
-  const detail = Array.isArray(body.message) ? body.message.join('; ') : body.message;
-  res
-    .status(body.statusCode)
-    .type('application/scim+json')
-    .send(
-      JSON.stringify({
-        schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
-        status: String(body.statusCode),
-        ...(SCIM_TYPES.has(body.code)
-          ? { scimType: body.code }
-          : body.code in SCIM_TYPE_OF_CORE_CODE
-            ? { scimType: SCIM_TYPE_OF_CORE_CODE[body.code] }
-            : {}),
-        detail,
-      }),
-    );
+  const renderer = renderers.find((r) => r.path.test(req.path));
+  if (renderer) return renderer.render(res, body);
+  res.status(body.statusCode).json(body);
 }
 
 /** Records failed requests in the audit log (see `AuditService`) before answering them. */

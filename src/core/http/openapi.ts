@@ -73,7 +73,7 @@ function unwrapSingleAllOf(value: unknown): unknown {
 }
 
 /** Serves the Swagger UI at /docs from local assets, with the document embedded. */
-export function setupSwaggerUi(app: INestApplication, document: OpenAPIObject): void {
+export function setupSwaggerUi(app: INestApplication, document: () => OpenAPIObject): void {
   SwaggerModule.setup('docs', app, document, {
     raw: false,
     customSiteTitle: 'Analytics Platform API',

@@ -5,8 +5,16 @@ import type { Queue } from 'bull';
 import { AppConfig } from '../config/app-config.js';
 import { withTimeout } from '../timeout.js';
 import type { DispatchableJob, JobDispatcher } from './dispatcher.js';
-import { JOB_QUEUES, QueueName } from './jobs.js';
-import { MAX_ATTEMPTS, OutboxRepository, queueJobId } from './outbox.repository.js';
+import { JobRegistry } from './job-registry.js';
+import { OutboxRepository, queueJobId } from './outbox.repository.js';
+import { QUEUE_NAMES, type QueueName } from './queues.js';
+
+/** What a Bull job carries: its outbox row, its run, and the job's payload. */
+export interface BullJobData {
+  outboxId: string;
+  runId?: string | null;
+  payload: Record<string, unknown>;
+}
 
 /** Hands jobs to Bull queues in Redis, within a bounded time. */
 @Injectable()
@@ -18,9 +26,10 @@ export class BullDispatcher implements JobDispatcher {
   constructor(
     private readonly config: AppConfig,
     private readonly outbox: OutboxRepository,
+    private readonly registry: JobRegistry,
     moduleRef: ModuleRef,
   ) {
-    for (const name of Object.values(QueueName)) {
+    for (const name of QUEUE_NAMES) {
       const queue = moduleRef.get<Queue>(getQueueToken(name), { strict: false });
       queue.on('error', (err) => this.logger.warn(`queue ${name}: ${err.message}`));
       this.queues.set(name, queue);
@@ -36,22 +45,20 @@ export class BullDispatcher implements JobDispatcher {
   }
 
   async dispatch(job: DispatchableJob): Promise<void> {
-    const queue = this.queues.get(JOB_QUEUES[job.name])!;
+    const { definition } = this.registry.get(job.name);
+    const queue = this.queues.get(definition.queue)!;
     if (queue.client.status !== 'ready') throw new Error('Redis is not connected');
+    const data: BullJobData = { outboxId: job.id, runId: job.runId, payload: job.payload };
     await withTimeout(
-      queue.add(
-        job.name,
-        { outboxId: job.id, payload: job.payload },
-        {
-          // Numbered per hand-over: Bull ignores an add whose id it still holds (as a completed
-          // or failed job too), which would swallow a re-dispatch under the first id.
-          jobId: queueJobId(job.id, job.handover),
-          attempts: MAX_ATTEMPTS,
-          backoff: { type: 'exponential', delay: 5_000 },
-          removeOnComplete: 1_000,
-          removeOnFail: 5_000,
-        },
-      ),
+      queue.add(job.name, data, {
+        // Numbered per hand-over: Bull ignores an add whose id it still holds (as a completed
+        // or failed job too), which would swallow a re-dispatch under the first id.
+        jobId: queueJobId(job.id, job.handover),
+        attempts: definition.attempts,
+        backoff: { type: 'exponential', delay: definition.backoffMs },
+        removeOnComplete: 1_000,
+        removeOnFail: 5_000,
+      }),
       this.config.queue.enqueueTimeoutMs,
       'enqueue',
     );
@@ -59,7 +66,7 @@ export class BullDispatcher implements JobDispatcher {
   }
 
   async redispatch(job: DispatchableJob): Promise<boolean> {
-    const queue = this.queues.get(JOB_QUEUES[job.name])!;
+    const queue = this.queues.get(this.registry.get(job.name).definition.queue)!;
     if (queue.client.status !== 'ready') throw new Error('Redis is not connected');
     const held = await withTimeout(
       queue.getJob(queueJobId(job.id, job.handover)),

@@ -1,12 +1,15 @@
-import type { JobName, JobPayloads } from './jobs.js';
-
-export interface DispatchableJob<N extends JobName = JobName> {
+/** A recorded job (an outbox row), as handed to whatever runs it. */
+export interface DispatchableJob {
   /** The outbox row id; with `handover`, the queue's job id, so a hand-over repeated is stored once. */
   id: string;
-  name: N;
-  payload: JobPayloads[N];
+  name: string;
+  payload: Record<string, unknown>;
   /** Which hand-over of the row this is (1 the first); numbers the queue's job id. */
   handover: number;
+  /** The run it works on (jobs with run records), else null. */
+  runId: string | null;
+  /** Attempts already made (in-process jobs count them on the row; Bull counts its own). */
+  attempts: number;
 }
 
 /** Hands recorded jobs to whatever runs them: Bull over Redis, or this process. */

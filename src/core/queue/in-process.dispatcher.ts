@@ -2,10 +2,14 @@ import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import { startHeartbeat } from './heartbeat.js';
 import type { DispatchableJob, JobDispatcher } from './dispatcher.js';
-import { JobHandlers } from './job-handlers.js';
+import { JobRegistry } from './job-registry.js';
+import { JobRunner } from './job-runner.js';
 import { OutboxRepository } from './outbox.repository.js';
 
-/** Runs jobs in this process (no REDIS_URL). The outbox row is the job's durable record. */
+/**
+ * Runs jobs in this process (no REDIS_URL), with the same handlers, options and run records as
+ * Bull workers. The outbox row is the job's durable record and its retry schedule.
+ */
 @Injectable()
 export class InProcessDispatcher implements JobDispatcher {
   readonly mode = 'in-process' as const;
@@ -13,7 +17,8 @@ export class InProcessDispatcher implements JobDispatcher {
   private readonly running = new Set<Promise<void>>();
 
   constructor(
-    private readonly handlers: JobHandlers,
+    private readonly runner: JobRunner,
+    private readonly registry: JobRegistry,
     private readonly outbox: OutboxRepository,
     private readonly config: AppConfig,
   ) {}
@@ -49,13 +54,16 @@ export class InProcessDispatcher implements JobDispatcher {
     const lease = this.config.queue.jobLeaseSeconds;
     const renew = () => this.outbox.lease(job.id, lease);
     const stop = startHeartbeat(renew, Math.max(1000, (lease * 1000) / 3));
+    const { definition } = this.registry.get(job.name);
     try {
       await renew();
-      await this.handlers.run(job.name, job.payload);
+      await this.runner.run(job, job.attempts + 1, definition.attempts);
       await this.outbox.markDone(job.id);
     } catch (err) {
       this.logger.warn({ jobId: job.id, job: job.name, err }, 'job failed; it will be retried');
-      await this.outbox.markFailed(job.id, String(err), true).catch(() => undefined);
+      await this.outbox
+        .markFailed(job.id, String(err), definition.attempts, definition.backoffMs)
+        .catch(() => undefined);
     } finally {
       stop();
     }

@@ -1,16 +1,37 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
+import { Database } from '../database/database.js';
 import { coreError } from '../http/api-error.js';
 import { JOB_DISPATCHER, type DispatchableJob, type JobDispatcher } from './dispatcher.js';
-import type { JobName, JobPayloads } from './jobs.js';
+import type { JobDefinition } from './job-definition.js';
+import { JobRegistry } from './job-registry.js';
+import { JobRuns, type StuckRun } from './job-runs.service.js';
 import { OutboxRepository } from './outbox.repository.js';
+
+export interface EnqueueOptions {
+  /** The account the work belongs to (run records), or null for platform work. */
+  accountId?: number | null;
+  /** The domain key of what a run belongs to (`deployment:42`), to list and forget its runs. */
+  owner?: string | null;
+  /** Overrides the job's `dedupeKey(payload)`. */
+  dedupeKey?: string | null;
+}
+
+export interface Enqueued {
+  /** The run (jobs with run records), new or the one already queued under the same key. */
+  runId: string | null;
+  /** False when the same work was already queued (dedupe key): nothing new was recorded. */
+  created: boolean;
+}
 
 /**
  * How services start background work:
  * 1. `assertAvailable()` before writing, so a request that must enqueue fails fast (503) and
  *    changes nothing while the queue is down;
- * 2. `record()` inside the service's transaction (the outbox);
- * 3. `dispatch()` after commit. If the queue fails in between, the relay dispatches it later.
+ * 2. `enqueue(JOB, payload)` inside the service's unit of work: the run record and the outbox row
+ *    are written with the change that causes them (no manager is passed: it joins the current
+ *    `Database.transaction`, or opens one of its own);
+ * 3. the job is handed to the queue after the commit (`Database.afterCommit`); if that fails, the
+ *    outbox relay hands it over later.
  */
 @Injectable()
 export class JobQueue {
@@ -19,6 +40,9 @@ export class JobQueue {
   constructor(
     @Inject(JOB_DISPATCHER) private readonly dispatcher: JobDispatcher,
     private readonly outbox: OutboxRepository,
+    private readonly runs: JobRuns,
+    private readonly registry: JobRegistry,
+    private readonly db: Database,
   ) {}
 
   assertAvailable(): void {
@@ -27,14 +51,54 @@ export class JobQueue {
     }
   }
 
-  record<N extends JobName>(
-    manager: EntityManager,
-    name: N,
-    payload: JobPayloads[N],
-  ): Promise<DispatchableJob<N>> {
-    return this.outbox.record(manager, name, payload);
+  /** Records `job` (and its run, for jobs with run records); dispatched once the unit of work commits. */
+  enqueue<P extends object>(
+    job: JobDefinition<P>,
+    payload: P,
+    options: EnqueueOptions = {},
+  ): Promise<Enqueued> {
+    const { definition } = this.registry.get(job.name);
+    const dedupeKey = options.dedupeKey ?? definition.dedupeKey?.(payload) ?? null;
+    return this.db.transaction(async () => {
+      if (!definition.run) {
+        const recorded = await this.outbox.record(definition.queue, definition.name, payload, { dedupeKey });
+        if (recorded) this.dispatchAfterCommit(recorded);
+        return { runId: null, created: recorded !== null };
+      }
+      const run = await this.runs.insert({
+        job: definition.name,
+        payload,
+        accountId: options.accountId ?? null,
+        owner: options.owner ?? null,
+        dedupeKey,
+        maxAttempts: definition.run.maxClaims,
+      });
+      if (run.created) {
+        await this.recordForRun({
+          id: run.id,
+          job: definition.name,
+          payload: payload as Record<string, unknown>,
+        });
+      }
+      return { runId: run.id, created: run.created };
+    });
   }
 
+  /**
+   * Records a job for an existing run (the recovery sweep re-queues one whose worker died); none
+   * when a job for it is still pending or dispatched.
+   */
+  async recordForRun(run: StuckRun): Promise<boolean> {
+    const { definition } = this.registry.get(run.job);
+    const recorded = await this.outbox.record(definition.queue, definition.name, run.payload, {
+      runId: run.id,
+      dedupeKey: `run:${run.id}`,
+    });
+    if (recorded) this.dispatchAfterCommit(recorded);
+    return recorded !== null;
+  }
+
+  /** Hands jobs to the queue now; a failure is logged and left to the outbox relay. */
   async dispatch(jobs: DispatchableJob | DispatchableJob[]): Promise<void> {
     for (const job of Array.isArray(jobs) ? jobs : [jobs]) {
       try {
@@ -46,5 +110,9 @@ export class JobQueue {
         );
       }
     }
+  }
+
+  private dispatchAfterCommit(job: DispatchableJob): void {
+    this.db.afterCommit(() => this.dispatch(job));
   }
 }

@@ -1,4 +1,14 @@
-import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  PrimaryGeneratedColumn,
+  type Relation,
+} from 'typeorm';
+import { JobRun } from './entities/job-run.entity.js';
 
 export type OutboxStatus = 'pending' | 'dispatched' | 'done' | 'failed';
 
@@ -11,6 +21,8 @@ export type OutboxStatus = 'pending' | 'dispatched' | 'done' | 'failed';
 @Entity('job_outbox')
 @Index('ix_job_outbox_pending', ['status', 'availableAt'])
 @Index('ix_job_outbox_dispatched', ['leaseUntil'], { where: `status = 'dispatched'` })
+@Index('ux_job_outbox_dedupe', ['dedupeKey'], { unique: true, where: `status IN ('pending', 'dispatched')` })
+@Index('ix_job_outbox_run', ['runId'])
 export class OutboxJob {
   @PrimaryGeneratedColumn({ type: 'bigint' }) id: string;
 
@@ -39,4 +51,14 @@ export class OutboxJob {
 
   /** How many times it was handed to the queue; numbers the queue job id of each hand-over. */
   @Column({ type: 'integer', default: 0 }) dispatches: number;
+
+  /** The run it works on (jobs with run records), else null. */
+  @Column({ type: 'bigint', nullable: true }) runId: string | null;
+
+  @ManyToOne(() => JobRun, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'run_id', foreignKeyConstraintName: 'fk_job_outbox_run' })
+  run?: Relation<JobRun>;
+
+  /** While pending or dispatched, no other job has the same key: the same work is queued once. */
+  @Column({ type: 'varchar', length: 255, nullable: true }) dedupeKey: string | null;
 }

@@ -7,12 +7,13 @@ import {
 } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import { JOB_DISPATCHER, type JobDispatcher } from './dispatcher.js';
+import { JobSchedules } from './job-schedules.service.js';
 import { OutboxRepository } from './outbox.repository.js';
-import { RunLeases } from './run-leases.js';
+import { RunRecovery } from './run-recovery.js';
 
 /**
- * Periodically, in every API and worker process: re-queues runs stuck past their lease (their
- * worker died), hands the queue the jobs whose dispatch did not happen (Redis was down between
+ * The one tick, periodically in every API and worker process: re-queues runs stuck past their
+ * lease (their worker died), fires due schedules (`job_schedules`), hands the queue the jobs whose dispatch did not happen (Redis was down between
  * commit and enqueue, or the process died) or that the queue lost (handed over, but not
  * finished within their lease: Redis restarted without its data, or the worker died), and
  * retries failed in-process jobs.
@@ -27,7 +28,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly config: AppConfig,
     private readonly outbox: OutboxRepository,
     @Inject(JOB_DISPATCHER) private readonly dispatcher: JobDispatcher,
-    private readonly runs: RunLeases,
+    private readonly recovery: RunRecovery,
+    private readonly schedules: JobSchedules,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -47,7 +49,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     if (!this.dispatcher.available()) return 0;
     let handed = 0;
     try {
-      handed += await this.runs.recoverStuck();
+      handed += await this.recovery.recoverStuck();
+      await this.schedules.fireDue();
       for (const job of await this.outbox.claimDue(100, 60)) {
         await this.dispatcher.dispatch(job);
         handed += 1;

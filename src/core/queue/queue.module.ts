@@ -8,21 +8,28 @@ import {
   type OnApplicationShutdown,
   type Provider,
 } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { BullModule } from '@nestjs/bull';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { BullDispatcher } from './bull.dispatcher.js';
 import { BullWorkers } from './bull.workers.js';
 import { JOB_DISPATCHER, type JobDispatcher } from './dispatcher.js';
+import { JobRunLog } from './entities/job-run-log.entity.js';
+import { JobRun } from './entities/job-run.entity.js';
+import { JobSchedule } from './entities/job-schedule.entity.js';
 import { InProcessDispatcher } from './in-process.dispatcher.js';
-import { JobHandlers } from './job-handlers.js';
 import { JobQueue } from './job-queue.service.js';
-import { QueueName } from './jobs.js';
+import { JobRegistry } from './job-registry.js';
+import { JobRunner } from './job-runner.js';
+import { JobRuns } from './job-runs.service.js';
+import { JobSchedules } from './job-schedules.service.js';
 import { OutboxJob } from './outbox-job.entity.js';
 import { OutboxRelay } from './outbox.relay.js';
 import { OutboxRepository } from './outbox.repository.js';
+import { QUEUE_NAMES } from './queues.js';
 import { BullRedisClients } from './redis.js';
-import { RunLeases } from './run-leases.js';
+import { RunRecovery } from './run-recovery.js';
 
 /** Closes queues, or waits for in-process jobs, when the application shuts down. */
 @Injectable()
@@ -40,28 +47,32 @@ class QueueCloser implements OnApplicationShutdown {
 }
 
 /**
- * Background jobs. With REDIS_URL: Bull queues, processed here when this process runs jobs
- * (the worker role, or the API with RUN_JOBS_IN_PROCESS). Without: jobs run in this process.
+ * Background jobs (see README.md of this folder). With REDIS_URL: Bull queues, processed here
+ * when this process runs jobs (the worker role, or the API with RUN_JOBS_IN_PROCESS), for the
+ * queues in WORKER_QUEUES. Without: every job runs in this process.
  */
 @Global()
 @Module({})
 export class QueueModule {
   static forRoot(config: AppConfig): DynamicModule {
     const common: Provider[] = [
-      JobHandlers,
+      JobRegistry,
+      JobRunner,
+      JobRuns,
+      JobSchedules,
       OutboxRepository,
       JobQueue,
-      RunLeases,
+      RunRecovery,
       QueueCloser,
       ...(config.role === 'cli' ? [] : [OutboxRelay]),
     ];
-    const entities = TypeOrmModule.forFeature([OutboxJob]);
-    const exports = [JobHandlers, JobQueue, RunLeases, JOB_DISPATCHER];
+    const imports = [DiscoveryModule, TypeOrmModule.forFeature([OutboxJob, JobRun, JobRunLog, JobSchedule])];
+    const exports = [JobQueue, JobRuns, JobSchedules, JOB_DISPATCHER];
     const redisUrl = config.queue.redisUrl;
     if (!redisUrl) {
       return {
         module: QueueModule,
-        imports: [entities],
+        imports,
         providers: [
           ...common,
           InProcessDispatcher,
@@ -70,17 +81,16 @@ export class QueueModule {
         exports,
       };
     }
-    const queues = Object.values(QueueName);
     const redisClients = new BullRedisClients(redisUrl);
     return {
       module: QueueModule,
       imports: [
-        entities,
+        ...imports,
         BullModule.forRoot({
           prefix: config.queue.prefix,
           createClient: (type) => redisClients.create(type),
         }),
-        BullModule.registerQueue(...queues.map((name) => ({ name }))),
+        BullModule.registerQueue(...QUEUE_NAMES.map((name) => ({ name }))),
       ],
       providers: [
         ...common,

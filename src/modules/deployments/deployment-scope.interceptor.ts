@@ -2,8 +2,8 @@ import { Injectable, type CallHandler, type ExecutionContext, type NestIntercept
 import type { Request } from 'express';
 import { catchError, defer, type Observable } from 'rxjs';
 import { ApiError } from '../../core/http/api-error.js';
+import { notFound } from '../../core/http/not-found.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { deploymentsError } from './deployments.errors.js';
 import { DeploymentsService } from './deployments.service.js';
 
 /**
@@ -34,7 +34,7 @@ export class DeploymentScopeInterceptor implements NestInterceptor {
       id <= 2_147_483_647 &&
       !(await this.deployments.existsInAccount(principal.accountId, id))
     ) {
-      throw deploymentsError('deployment_not_found', `Deployment ${id} was not found`);
+      throw notFound('Deployment', id);
     }
     throw err;
   }

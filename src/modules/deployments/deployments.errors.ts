@@ -1,3 +1,4 @@
 import { errorsOf } from '../../core/http/api-error.js';
 
-export const deploymentsError = errorsOf('deployment_not_found', 'unknown_region', 'release_version_invalid');
+/** This module's own codes; a missing deployment is `notFound('Deployment', id)` (core). */
+export const deploymentsError = errorsOf('unknown_region', 'release_version_invalid');

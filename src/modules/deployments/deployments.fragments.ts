@@ -5,3 +5,10 @@
  * caller's aliases and `:name` parameters, documented with what it returns.
  */
 export {};
+
+/**
+ * A boolean: the deployment whose id is the caller's expression `deploymentId` belongs to the
+ * account `accountId` (an expression too, such as `:accountId`).
+ */
+export const deploymentInAccountSql = (deploymentId: string, accountId: string): string =>
+  `EXISTS (SELECT 1 FROM deployments dx WHERE dx.id = ${deploymentId} AND dx.account_id = ${accountId})`;

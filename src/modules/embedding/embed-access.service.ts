@@ -1,30 +1,24 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
 import { Action } from '../../core/auth/action.js';
 import type { EmbedPrincipal } from '../../core/auth/embed-principal.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { queryRows } from '../../core/database/sql.js';
+import { Database } from '../../core/database/database.js';
+import { notFound } from '../../core/http/not-found.js';
 import type { DashboardDto } from '../workspace/dto/dashboard.dto.js';
-import { DASHBOARD_JSON, WorkbookLookup } from '../workspace/workbooks.shared.js';
+import { WorkbookLookup } from '../workspace/workbooks.shared.js';
 import type {
   DashboardEmbeddingResponseDto,
   EmbedAccessResponseDto,
   UpdateDashboardEmbeddingDto,
   UpdateEmbedAccessDto,
 } from './dto/embed-access.dto.js';
+import { EmbedAccessRepository } from './embed-access.repository.js';
 import { normalizeTenantName } from './embed-identity.js';
 import { EmbedTenantsService } from './embed-tenants.service.js';
 import { embeddingError } from './embedding.errors.js';
 
 /** Public ids of dashboards are short alphanumeric strings; anything else cannot exist. */
 const PUBLIC_ID = /^[0-9A-Za-z]{1,32}$/;
-
-interface EmbeddableRow {
-  dashboard: DashboardDto;
-  allowEmbed: boolean;
-  sharedWithAll: boolean;
-  sharedWithTenant: boolean;
-}
 
 /**
  * Who among embed users may open a workbook's published dashboard: shares with single embed
@@ -33,7 +27,8 @@ interface EmbeddableRow {
 @Injectable()
 export class EmbedAccessService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly db: Database,
+    private readonly access: EmbedAccessRepository,
     private readonly lookup: WorkbookLookup,
     private readonly tenants: EmbedTenantsService,
   ) {}
@@ -41,7 +36,7 @@ export class EmbedAccessService {
   /** Needs read access to the workbook. */
   async get(actor: Principal, deploymentId: number, workbookId: number): Promise<EmbedAccessResponseDto> {
     await this.lookup.locate(actor, deploymentId, workbookId, Action.WorkbookRead);
-    return this.view(this.dataSource.manager, workbookId);
+    return this.view(workbookId);
   }
 
   /** Needs manage access to the workbook; one audience change and/or the allowEmbed flag. */
@@ -75,39 +70,19 @@ export class EmbedAccessService {
     }
     const tenantName = toTenant ? normalizeTenantName(dto.embedTenantName!) : null;
     await this.lookup.locate(actor, deploymentId, workbookId, Action.WorkbookManage);
-    return this.dataSource.transaction(async (m) => {
-      if (dto.allowEmbed != null) {
-        const rows = await queryRows(
-          m,
-          `UPDATE dashboards SET allow_embed = $2, updated_at = now() WHERE workbook_id = $1 RETURNING id`,
-          [workbookId, dto.allowEmbed],
+    return this.db.transaction(async () => {
+      if (dto.allowEmbed != null && !(await this.access.setAllowEmbed(workbookId, dto.allowEmbed))) {
+        throw embeddingError(
+          'no_published_dashboard',
+          `Workbook ${workbookId} has no published dashboard to embed`,
         );
-        if (rows.length === 0) {
-          throw embeddingError(
-            'no_published_dashboard',
-            `Workbook ${workbookId} has no published dashboard to embed`,
-          );
-        }
       }
       if (toTenant || toAll) {
-        const tenantId = tenantName ? (await this.tenants.find(m, actor.accountId, tenantName)).id : null;
-        if (dto.action === 'read') {
-          await m.query(
-            tenantId === null
-              ? `INSERT INTO workbook_embed_access (account_id, workbook_id, tenant_id) VALUES ($1, $2, NULL)
-                 ON CONFLICT (workbook_id) WHERE tenant_id IS NULL DO NOTHING`
-              : `INSERT INTO workbook_embed_access (account_id, workbook_id, tenant_id) VALUES ($1, $2, $3)
-                 ON CONFLICT (workbook_id, tenant_id) WHERE tenant_id IS NOT NULL DO NOTHING`,
-            tenantId === null ? [actor.accountId, workbookId] : [actor.accountId, workbookId, tenantId],
-          );
-        } else {
-          await m.query(
-            `DELETE FROM workbook_embed_access WHERE workbook_id = $1 AND tenant_id IS NOT DISTINCT FROM $2`,
-            [workbookId, tenantId],
-          );
-        }
+        const tenantId = tenantName ? (await this.tenants.find(actor.accountId, tenantName)).id : null;
+        if (dto.action === 'read') await this.access.grant(actor.accountId, workbookId, tenantId);
+        else await this.access.revoke(workbookId, tenantId);
       }
-      return this.view(m, workbookId);
+      return this.view(workbookId);
     });
   }
 
@@ -117,16 +92,11 @@ export class EmbedAccessService {
     publicId: string,
     dto: UpdateDashboardEmbeddingDto,
   ): Promise<DashboardEmbeddingResponseDto> {
-    const rows = PUBLIC_ID.test(publicId)
-      ? await queryRows<DashboardEmbeddingResponseDto>(
-          this.dataSource,
-          `UPDATE dashboards SET allow_embed = $3, updated_at = now() WHERE public_id = $1 AND account_id = $2
-           RETURNING public_id AS "publicId", allow_embed AS "allowEmbed"`,
-          [publicId, actor.accountId, dto.allowEmbed],
-        )
-      : [];
-    if (rows.length === 0) throw embeddingError('dashboard_not_found', `Dashboard ${publicId} was not found`);
-    return rows[0];
+    const row = PUBLIC_ID.test(publicId)
+      ? await this.access.setPublicAllowEmbed(actor.accountId, publicId, dto.allowEmbed)
+      : undefined;
+    if (!row) throw notFound('Dashboard', publicId);
+    return row;
   }
 
   /**
@@ -136,21 +106,16 @@ export class EmbedAccessService {
    * its one dashboard.
    */
   async embedDashboard(user: EmbedPrincipal, publicId: string): Promise<DashboardDto> {
-    const notFound = () => embeddingError('dashboard_not_found', `Dashboard ${publicId} was not found`);
-    if (!PUBLIC_ID.test(publicId)) throw notFound();
-    if (user.publicDashboardId !== null && user.publicDashboardId !== publicId) throw notFound();
-    const [row] = await queryRows<EmbeddableRow>(
-      this.dataSource,
-      `SELECT ${DASHBOARD_JSON} AS dashboard, d.allow_embed AS "allowEmbed",
-         EXISTS (SELECT 1 FROM workbook_embed_access a WHERE a.workbook_id = d.workbook_id AND a.tenant_id IS NULL)
-           AS "sharedWithAll",
-         EXISTS (SELECT 1 FROM workbook_embed_access a WHERE a.workbook_id = d.workbook_id AND a.tenant_id = $3)
-           AS "sharedWithTenant"
-       FROM dashboards d
-       WHERE d.public_id = $1 AND d.account_id = $2 AND d.deployment_id = $4 AND d.status = 'published'`,
-      [publicId, user.accountId, user.tenantId, user.deploymentId],
-    );
-    if (!row || (!row.sharedWithAll && !row.sharedWithTenant)) throw notFound();
+    const missing = () => notFound('Dashboard', publicId);
+    if (!PUBLIC_ID.test(publicId)) throw missing();
+    if (user.publicDashboardId !== null && user.publicDashboardId !== publicId) throw missing();
+    const row = await this.access.embeddable({
+      publicId,
+      accountId: user.accountId,
+      deploymentId: user.deploymentId,
+      tenantId: user.tenantId,
+    });
+    if (!row || (!row.sharedWithAll && !row.sharedWithTenant)) throw missing();
     if (!row.sharedWithAll && !row.allowEmbed && !user.creatorMode) {
       throw embeddingError(
         'embedding_not_allowed',
@@ -160,20 +125,8 @@ export class EmbedAccessService {
     return row.dashboard;
   }
 
-  private async view(m: EntityManager, workbookId: number): Promise<EmbedAccessResponseDto> {
-    const [row] = await queryRows<{
-      allowEmbed: boolean | null;
-      allId: number | null;
-      tenants: Array<{ embedTenantName: string; groupId: number }>;
-    }>(
-      m,
-      `SELECT (SELECT allow_embed FROM dashboards WHERE workbook_id = $1) AS "allowEmbed",
-         (SELECT id FROM workbook_embed_access WHERE workbook_id = $1 AND tenant_id IS NULL) AS "allId",
-         COALESCE((SELECT json_agg(json_build_object('embedTenantName', t.name, 'groupId', a.id) ORDER BY t.name)
-                   FROM workbook_embed_access a JOIN embed_tenants t ON t.id = a.tenant_id
-                   WHERE a.workbook_id = $1), '[]'::json) AS tenants`,
-      [workbookId],
-    );
+  private async view(workbookId: number): Promise<EmbedAccessResponseDto> {
+    const row = await this.access.view(workbookId);
     return {
       allowEmbed: row.allowEmbed ?? false,
       allEmbedUsers: {

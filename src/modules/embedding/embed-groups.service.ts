@@ -1,15 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { Principal } from '../../core/auth/principal.js';
-import { isoSql, queryRows, uniqueViolation } from '../../core/database/sql.js';
+import { Database } from '../../core/database/database.js';
+import { uniqueViolation } from '../../core/database/sql.js';
 import { coreError } from '../../core/http/api-error.js';
-import {
-  buildPage,
-  fetchLimit,
-  keysetPredicate,
-  resolvePaging,
-  type Page,
-} from '../../core/http/pagination.js';
+import { buildPage, fetchLimit, resolvePaging, type Page } from '../../core/http/pagination.js';
 import type { PageQueryDto } from '../../core/http/pagination.js';
 import type {
   CreateEmbedGroupDto,
@@ -20,13 +14,12 @@ import type {
   UpdateEmbedGroupDto,
 } from './dto/embed-group.dto.js';
 import type { EmbedUserDto } from './dto/embed-user.dto.js';
+import { EmbedGroupsRepository, type GroupLock } from './embed-groups.repository.js';
 import { normalizeExternalId, normalizeTenantName, RESERVED_GROUP_PREFIX } from './embed-identity.js';
 import { EmbedTenantsService, type TenantRef } from './embed-tenants.service.js';
-import { EMBED_USER_COLUMNS, EmbedUsersService } from './embed-users.service.js';
+import { EmbedUsersRepository } from './embed-users.repository.js';
+import { EmbedUsersService } from './embed-users.service.js';
 import { embeddingError } from './embedding.errors.js';
-
-const GROUP_COLUMNS = `g.id, g.name, g.description,
-  (SELECT count(*) FROM embed_group_members gm WHERE gm.group_id = g.id)::int AS "userCount"`;
 
 /** A member as requested: by external id (normalised) or by embed user id. */
 type MemberRef = { externalId: string } | { embedUserId: number };
@@ -39,20 +32,20 @@ type MemberRef = { externalId: string } | { embedUserId: number };
 @Injectable()
 export class EmbedGroupsService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly db: Database,
+    private readonly groups: EmbedGroupsRepository,
     private readonly tenants: EmbedTenantsService,
     private readonly users: EmbedUsersService,
+    private readonly userRows: EmbedUsersRepository,
   ) {}
 
   async list(actor: Principal, rawTenant: string, query: PageQueryDto): Promise<Page<EmbedGroupDto>> {
     const tenant = await this.tenant(actor, rawTenant);
     const paging = resolvePaging(query, ['number']);
-    const keyset = keysetPredicate(['g.id'], 'DESC', paging.mode === 'cursor' ? paging.after : null, 2);
-    const rows = await queryRows<EmbedGroupDto>(
-      this.dataSource,
-      `SELECT ${GROUP_COLUMNS} FROM embed_groups g WHERE g.tenant_id = $1 AND ${keyset.sql}
-       ORDER BY g.id DESC LIMIT ${fetchLimit(paging)}`,
-      [tenant.id, ...keyset.params],
+    const rows = await this.groups.list(
+      tenant.id,
+      paging.mode === 'cursor' ? paging.after : null,
+      fetchLimit(paging),
     );
     return buildPage(rows, paging, (r) => [r.id]);
   }
@@ -69,14 +62,9 @@ export class EmbedGroupsService {
       );
     }
     try {
-      const id = await this.dataSource.transaction(async (m) => {
-        const tenant = await this.tenants.ensure(m, actor.accountId, tenantName);
-        const [row] = await queryRows<{ id: number }>(
-          m,
-          `INSERT INTO embed_groups (account_id, tenant_id, name, description) VALUES ($1, $2, $3, $4) RETURNING id`,
-          [actor.accountId, tenant.id, name, emptyToNull(dto.description)],
-        );
-        return row.id;
+      const id = await this.db.transaction(async () => {
+        const tenant = await this.tenants.ensure(actor.accountId, tenantName);
+        return this.groups.insert(actor.accountId, tenant.id, name, emptyToNull(dto.description));
       });
       return this.fetch(id);
     } catch (err) {
@@ -92,7 +80,7 @@ export class EmbedGroupsService {
 
   async get(actor: Principal, rawTenant: string, id: number): Promise<EmbedGroupDto> {
     const tenant = await this.tenant(actor, rawTenant);
-    return this.fetch(await this.groupId(this.dataSource.manager, tenant, id));
+    return this.fetch(await this.groupId(tenant, id));
   }
 
   /** Only the description can change: the name is part of the data model's security context. */
@@ -103,28 +91,21 @@ export class EmbedGroupsService {
     dto: UpdateEmbedGroupDto,
   ): Promise<EmbedGroupDto> {
     const tenant = await this.tenant(actor, rawTenant);
-    const groupId = await this.groupId(this.dataSource.manager, tenant, id);
-    if (dto.description !== undefined) {
-      await this.dataSource.query(`UPDATE embed_groups SET description = $2 WHERE id = $1`, [
-        groupId,
-        emptyToNull(dto.description),
-      ]);
-    }
+    const groupId = await this.groupId(tenant, id);
+    if (dto.description !== undefined)
+      await this.groups.setDescription(groupId, emptyToNull(dto.description));
     return this.fetch(groupId);
   }
 
   /** Refused (400) while the group has members. */
   async remove(actor: Principal, rawTenant: string, id: number): Promise<void> {
     const tenant = await this.tenant(actor, rawTenant);
-    await this.dataSource.transaction(async (m) => {
-      const groupId = await this.groupId(m, tenant, id, 'FOR UPDATE');
-      const members = await queryRows(m, `SELECT 1 FROM embed_group_members WHERE group_id = $1 LIMIT 1`, [
-        groupId,
-      ]);
-      if (members.length > 0) {
+    await this.db.transaction(async () => {
+      const groupId = await this.groupId(tenant, id, 'FOR UPDATE');
+      if (await this.groups.hasMembers(groupId)) {
         throw embeddingError('embed_group_has_members', `Group ${id} still has members; remove them first`);
       }
-      await m.query(`DELETE FROM embed_groups WHERE id = $1`, [groupId]);
+      await this.groups.delete(groupId);
     });
   }
 
@@ -136,21 +117,12 @@ export class EmbedGroupsService {
     query: PageQueryDto,
   ): Promise<Page<EmbedUserDto>> {
     const tenant = await this.tenant(actor, rawTenant);
-    const groupId = await this.groupId(this.dataSource.manager, tenant, id);
+    const groupId = await this.groupId(tenant, id);
     const paging = resolvePaging(query, ['date', 'number']);
-    const keyset = keysetPredicate(
-      ['gm.created_at', 'gm.embed_user_id'],
-      'DESC',
+    const rows = await this.groups.members(
+      groupId,
       paging.mode === 'cursor' ? paging.after : null,
-      2,
-    );
-    const rows = await queryRows<EmbedUserDto & { addedAt: string }>(
-      this.dataSource,
-      `SELECT ${EMBED_USER_COLUMNS}, ${isoSql('gm.created_at')} AS "addedAt"
-       FROM embed_group_members gm JOIN embed_users u ON u.id = gm.embed_user_id
-       WHERE gm.group_id = $1 AND ${keyset.sql}
-       ORDER BY gm.created_at DESC, gm.embed_user_id DESC LIMIT ${fetchLimit(paging)}`,
-      [groupId, ...keyset.params],
+      fetchLimit(paging),
     );
     return buildPage(
       rows,
@@ -172,17 +144,11 @@ export class EmbedGroupsService {
   ): Promise<EmbedGroupMembersMutationDto> {
     const refs = memberRefs(dto.members);
     const tenant = await this.tenant(actor, rawTenant);
-    return this.dataSource.transaction(async (m) => {
-      const groupId = await this.groupId(m, tenant, id, 'FOR KEY SHARE');
-      const userIds = await this.resolveMembers(m, actor.accountId, tenant, refs, true);
-      const added = await queryRows<{ id: number }>(
-        m,
-        `INSERT INTO embed_group_members (group_id, embed_user_id) SELECT $1, unnest($2::int[])
-         ON CONFLICT DO NOTHING RETURNING embed_user_id AS id`,
-        [groupId, userIds],
-      );
-      const addedIds = new Set(added.map((r) => r.id));
-      const users = await this.users.getMany(userIds, m);
+    return this.db.transaction(async () => {
+      const groupId = await this.groupId(tenant, id, 'FOR KEY SHARE');
+      const userIds = await this.resolveMembers(actor.accountId, tenant, refs, true);
+      const addedIds = await this.groups.addMembers(groupId, userIds);
+      const users = await this.users.getMany(userIds);
       return {
         addedMembers: userIds.filter((u) => addedIds.has(u)).map((u) => users.get(u)!),
         unchangedMembers: userIds.filter((u) => !addedIds.has(u)).map((u) => users.get(u)!),
@@ -199,12 +165,9 @@ export class EmbedGroupsService {
   ): Promise<void> {
     const refs = memberRefs(dto.members);
     const tenant = await this.tenant(actor, rawTenant);
-    const groupId = await this.groupId(this.dataSource.manager, tenant, id);
-    const userIds = await this.resolveMembers(this.dataSource.manager, actor.accountId, tenant, refs, false);
-    await this.dataSource.query(
-      `DELETE FROM embed_group_members WHERE group_id = $1 AND embed_user_id = ANY($2::int[])`,
-      [groupId, userIds],
-    );
+    const groupId = await this.groupId(tenant, id);
+    const userIds = await this.resolveMembers(actor.accountId, tenant, refs, false);
+    await this.groups.removeMembers(groupId, userIds);
   }
 
   /**
@@ -212,7 +175,6 @@ export class EmbedGroupsService {
    * ids become users and unknown embed user ids are a 404; without, unknown ones are dropped.
    */
   private async resolveMembers(
-    m: EntityManager,
     accountId: number,
     tenant: TenantRef,
     refs: MemberRef[],
@@ -220,24 +182,8 @@ export class EmbedGroupsService {
   ): Promise<number[]> {
     const externalIds = refs.flatMap((r) => ('externalId' in r ? [r.externalId] : []));
     const userIds = refs.flatMap((r) => ('embedUserId' in r ? [r.embedUserId] : []));
-    const byExternal = new Map(
-      (
-        await queryRows<{ id: number; externalId: string }>(
-          m,
-          `SELECT id, external_id AS "externalId" FROM embed_users WHERE tenant_id = $1 AND external_id = ANY($2::varchar[])`,
-          [tenant.id, externalIds],
-        )
-      ).map((r) => [r.externalId, r.id]),
-    );
-    const known = new Set(
-      (
-        await queryRows<{ id: number }>(
-          m,
-          `SELECT id FROM embed_users WHERE tenant_id = $1 AND id = ANY($2::int[])`,
-          [tenant.id, userIds],
-        )
-      ).map((r) => r.id),
-    );
+    const byExternal = await this.userRows.idsByExternalId(tenant.id, externalIds);
+    const known = await this.userRows.existingIds(tenant.id, userIds);
     const unknownIds = [...new Set(userIds.filter((u) => !known.has(u)))];
     if (provision && unknownIds.length > 0) {
       throw embeddingError(
@@ -252,7 +198,7 @@ export class EmbedGroupsService {
       else {
         userId = byExternal.get(ref.externalId);
         if (userId === undefined && provision) {
-          userId = await this.users.apply(m, accountId, tenant, { externalId: ref.externalId });
+          userId = await this.users.apply(accountId, tenant, { externalId: ref.externalId });
           byExternal.set(ref.externalId, userId);
         }
       }
@@ -262,32 +208,19 @@ export class EmbedGroupsService {
   }
 
   private tenant(actor: Principal, rawTenant: string): Promise<TenantRef> {
-    return this.tenants.find(this.dataSource.manager, actor.accountId, normalizeTenantName(rawTenant));
+    return this.tenants.find(actor.accountId, normalizeTenantName(rawTenant));
   }
 
   /** The group `id` of the tenant (optionally row-locked), or 404. */
-  private async groupId(
-    m: EntityManager,
-    tenant: TenantRef,
-    id: number,
-    lock: '' | 'FOR UPDATE' | 'FOR KEY SHARE' = '',
-  ): Promise<number> {
-    const [row] = await queryRows<{ id: number }>(
-      m,
-      `SELECT id FROM embed_groups WHERE id = $1 AND tenant_id = $2 ${lock}`,
-      [id, tenant.id],
-    );
-    if (!row)
+  private async groupId(tenant: TenantRef, id: number, lock: GroupLock = ''): Promise<number> {
+    const groupId = await this.groups.findId(tenant.id, id, lock);
+    if (groupId === undefined)
       throw embeddingError('embed_group_not_found', `Embed tenant "${tenant.name}" has no group ${id}`);
-    return row.id;
+    return groupId;
   }
 
   private async fetch(id: number): Promise<EmbedGroupDto> {
-    const [row] = await queryRows<EmbedGroupDto>(
-      this.dataSource,
-      `SELECT ${GROUP_COLUMNS} FROM embed_groups g WHERE g.id = $1`,
-      [id],
-    );
+    const row = await this.groups.get(id);
     if (!row) throw embeddingError('embed_group_not_found', `Group ${id} was not found`);
     return row;
   }

@@ -1,18 +1,21 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import type { EmbedTokenClaims } from '../../core/auth/embed-principal.js';
 import { EmbedTokensService } from '../../core/auth/embed-tokens.service.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { queryRows } from '../../core/database/sql.js';
+import { Database } from '../../core/database/database.js';
+import { notFound } from '../../core/http/not-found.js';
 import { DeploymentsService } from '../deployments/deployments.service.js';
 import type {
   GenerateEmbedTokenResponseDto,
   GenerateSessionDto,
   GenerateSessionResponseDto,
 } from './dto/embed-session.dto.js';
+import { EmbedGroupsRepository } from './embed-groups.repository.js';
 import { normalizeTenantName, tenantGroupContextName } from './embed-identity.js';
+import { EmbedSessionsRepository } from './embed-sessions.repository.js';
 import { EmbedTenantsService } from './embed-tenants.service.js';
+import { EmbedUsersRepository } from './embed-users.repository.js';
 import { desiredState, EmbedUsersService } from './embed-users.service.js';
 import { embeddingError } from './embedding.errors.js';
 
@@ -26,18 +29,6 @@ const SESSION_ID = /^[0-9a-f]{32}$/;
 
 const hashSessionId = (id: string) => createHash('sha256').update(id, 'utf8').digest('hex');
 
-interface ExchangedSession {
-  id: number;
-  accountId: number;
-  tenantName: string;
-  embedUserId: number;
-  externalId: string;
-  deploymentId: number;
-  context: Record<string, unknown>;
-  exchangedAt: Date;
-  tokenExpiresAt: Date;
-}
-
 /**
  * Embed sessions: generate-session provisions the embed user through the same code as the
  * provisioning endpoint and records a single-use session; the exchange turns it into a signed
@@ -46,9 +37,12 @@ interface ExchangedSession {
 @Injectable()
 export class EmbedSessionsService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly db: Database,
+    private readonly sessions: EmbedSessionsRepository,
     private readonly tenants: EmbedTenantsService,
     private readonly users: EmbedUsersService,
+    private readonly userRows: EmbedUsersRepository,
+    private readonly groups: EmbedGroupsRepository,
     private readonly deployments: DeploymentsService,
     private readonly tokens: EmbedTokensService,
   ) {}
@@ -63,37 +57,28 @@ export class EmbedSessionsService {
     const tenantName = normalizeTenantName(dto.embedTenantName ?? DEFAULT_TENANT);
     const state = desiredState(dto);
     if (!(await this.deployments.existsInAccount(actor.accountId, dto.deploymentId))) {
-      throw embeddingError('deployment_not_found', `Deployment ${dto.deploymentId} was not found`);
+      throw notFound('Deployment', dto.deploymentId);
     }
     const sessionId = randomBytes(16).toString('hex');
-    await this.dataSource.transaction(async (m) => {
-      const tenant = await this.tenants.ensure(m, actor.accountId, tenantName);
+    await this.db.transaction(async () => {
+      const tenant = await this.tenants.ensure(actor.accountId, tenantName);
       if (dto.embedTenantProfile?.displayName !== undefined) {
-        await this.tenants.setDisplayName(m, tenant.id, dto.embedTenantProfile.displayName);
+        await this.tenants.setDisplayName(tenant.id, dto.embedTenantProfile.displayName);
       }
       for (const def of dto.tenantGroupDefinitions ?? []) {
-        await m.query(
-          `INSERT INTO embed_groups (account_id, tenant_id, name, description) VALUES ($1, $2, $3, $4)
-           ON CONFLICT (tenant_id, name) DO UPDATE SET description = COALESCE(EXCLUDED.description, embed_groups.description)`,
-          [actor.accountId, tenant.id, def.name.trim(), def.description || null],
-        );
+        await this.groups.define(actor.accountId, tenant.id, def.name.trim(), def.description || null);
       }
-      const userId = await this.users.apply(m, actor.accountId, tenant, state);
-      await m.query(
-        `INSERT INTO embed_sessions (account_id, tenant_id, embed_user_id, deployment_id, session_hash, context,
-           created_by, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, now() + make_interval(secs => $8))`,
-        [
-          actor.accountId,
-          tenant.id,
-          userId,
-          dto.deploymentId,
-          hashSessionId(sessionId),
-          JSON.stringify(sessionContext(dto)),
-          actor.userId,
-          SESSION_TTL_SECONDS,
-        ],
-      );
+      const userId = await this.users.apply(actor.accountId, tenant, state);
+      await this.sessions.insert({
+        accountId: actor.accountId,
+        tenantId: tenant.id,
+        embedUserId: userId,
+        deploymentId: dto.deploymentId,
+        sessionHash: hashSessionId(sessionId),
+        context: sessionContext(dto),
+        createdBy: actor.userId,
+        ttlSeconds: SESSION_TTL_SECONDS,
+      });
     });
     return { sessionId };
   }
@@ -107,37 +92,14 @@ export class EmbedSessionsService {
       embeddingError('invalid_embed_session', 'The session id is unknown, used, expired or revoked');
     if (!SESSION_ID.test(sessionId)) throw invalid();
     const hash = hashSessionId(sessionId);
-    // The key is read (or made) before the transaction, which must not wait on a second connection.
-    const [owner] = await queryRows<{ accountId: number }>(
-      this.dataSource,
-      `SELECT account_id AS "accountId" FROM embed_sessions WHERE session_hash = $1`,
-      [hash],
-    );
-    if (!owner) throw invalid();
-    const key = await this.tokens.signingKey(owner.accountId);
-    return this.dataSource.transaction(async (m) => {
-      const [session] = await queryRows<ExchangedSession>(
-        m,
-        `UPDATE embed_sessions s SET exchanged_at = now(), token_expires_at = now() + make_interval(secs => $2)
-         FROM embed_tenants t, embed_users u
-         WHERE s.session_hash = $1 AND s.exchanged_at IS NULL AND s.revoked_at IS NULL AND s.expires_at > now()
-           AND t.id = s.tenant_id AND u.id = s.embed_user_id
-         RETURNING s.id, s.account_id AS "accountId", t.name AS "tenantName", s.embed_user_id AS "embedUserId",
-           u.external_id AS "externalId", s.deployment_id AS "deploymentId", s.context,
-           s.exchanged_at AS "exchangedAt", s.token_expires_at AS "tokenExpiresAt"`,
-        [hash, TOKEN_TTL_SECONDS],
-      );
+    // The key is read (or made) before the unit of work: one made inside it would roll back with it.
+    const accountId = await this.sessions.accountOf(hash);
+    if (accountId === undefined) throw invalid();
+    const key = await this.tokens.signingKey(accountId);
+    return this.db.transaction(async () => {
+      const session = await this.sessions.exchange(hash, TOKEN_TTL_SECONDS);
       if (!session) throw invalid();
-      const [groups] = await queryRows<{ groups: string[]; tenantGroups: string[] }>(
-        m,
-        `UPDATE embed_users u SET last_login_at = now() WHERE u.id = $1
-         RETURNING
-           ARRAY(SELECT g.name FROM embed_user_groups ug JOIN groups g ON g.id = ug.group_id
-                 WHERE ug.embed_user_id = u.id ORDER BY g.name) AS groups,
-           ARRAY(SELECT g.name FROM embed_group_members gm JOIN embed_groups g ON g.id = gm.group_id
-                 WHERE gm.embed_user_id = u.id ORDER BY g.name) AS "tenantGroups"`,
-        [session.embedUserId],
-      );
+      const groups = await this.userRows.recordLogin(session.embedUserId);
       const claims: EmbedTokenClaims = {
         acc: session.accountId,
         sid: session.id,
@@ -163,10 +125,7 @@ export class EmbedSessionsService {
 
   /** Ends the session and any token it produced. Idempotent; other accounts' sessions are untouched. */
   async revoke(actor: Principal, sessionId: string): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE embed_sessions SET revoked_at = now() WHERE session_hash = $1 AND account_id = $2 AND revoked_at IS NULL`,
-      [hashSessionId(sessionId), actor.accountId],
-    );
+    await this.sessions.revoke(hashSessionId(sessionId), actor.accountId);
   }
 }
 

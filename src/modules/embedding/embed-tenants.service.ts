@@ -1,25 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { Principal } from '../../core/auth/principal.js';
-import { isoSql, queryRows } from '../../core/database/sql.js';
 import { coreError } from '../../core/http/api-error.js';
-import {
-  buildPage,
-  fetchLimit,
-  keysetPredicate,
-  resolvePaging,
-  type Page,
-} from '../../core/http/pagination.js';
+import { buildPage, fetchLimit, resolvePaging, type Page } from '../../core/http/pagination.js';
 import { likePattern } from '../../core/http/sql.js';
 import type { EmbedTenantDto, EmbedTenantsQueryDto } from './dto/embed-tenant.dto.js';
 import { canonicalTenantName } from './embed-identity.js';
+import { EmbedTenantsRepository, type TenantRef } from './embed-tenants.repository.js';
 import { embeddingError } from './embedding.errors.js';
 
-/** A located tenant. */
-export interface TenantRef {
-  id: number;
-  name: string;
-}
+export type { TenantRef } from './embed-tenants.repository.js';
 
 /** Attempts to find or create a tenant that concurrent deletions keep taking away. */
 const ENSURE_ATTEMPTS = 3;
@@ -30,74 +19,45 @@ const ENSURE_ATTEMPTS = 3;
  */
 @Injectable()
 export class EmbedTenantsService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly tenants: EmbedTenantsRepository) {}
 
   async list(actor: Principal, query: EmbedTenantsQueryDto): Promise<Page<EmbedTenantDto>> {
     const paging = resolvePaging(query, ['string']);
-    const params: unknown[] = [actor.accountId];
-    let filter = 't.account_id = $1';
-    if (query.search) {
-      params.push(likePattern(query.search.trim().toLowerCase()));
-      filter += ` AND t.name LIKE $${params.length}`;
-    }
-    const keyset = keysetPredicate(
-      ['t.name COLLATE "C"'],
-      'ASC',
+    const rows = await this.tenants.list(
+      actor.accountId,
+      query.search ? likePattern(query.search.trim().toLowerCase()) : null,
       paging.mode === 'cursor' ? paging.after : null,
-      params.length + 1,
-    );
-    const rows = await queryRows<EmbedTenantDto>(
-      this.dataSource,
-      `SELECT t.id, t.name, t.display_name AS "displayName", ${isoSql('t.created_at')} AS "createdAt",
-              (SELECT count(*) FROM embed_users u WHERE u.tenant_id = t.id)::int AS "userCount"
-       FROM embed_tenants t WHERE ${filter} AND ${keyset.sql}
-       ORDER BY t.name COLLATE "C" LIMIT ${fetchLimit(paging)}`,
-      [...params, ...keyset.params],
+      fetchLimit(paging),
     );
     return buildPage(rows, paging, (r) => [r.name]);
   }
 
   /** Deletes the tenant and, through the foreign keys, everything in it. Idempotent. */
   async remove(actor: Principal, rawName: string): Promise<void> {
-    const name = canonicalTenantName(rawName);
-    await this.dataSource.query(`DELETE FROM embed_tenants WHERE account_id = $1 AND name = $2`, [
-      actor.accountId,
-      name,
-    ]);
+    await this.tenants.delete(actor.accountId, canonicalTenantName(rawName));
   }
 
   /** The tenant, or 404. */
-  async find(manager: EntityManager, accountId: number, name: string): Promise<TenantRef> {
-    const [row] = await queryRows<TenantRef>(
-      manager,
-      `SELECT id, name FROM embed_tenants WHERE account_id = $1 AND name = $2`,
-      [accountId, name],
-    );
+  async find(accountId: number, name: string): Promise<TenantRef> {
+    const row = await this.tenants.find(accountId, name);
     if (!row) throw embeddingError('embed_tenant_not_found', `Embed tenant "${name}" was not found`);
     return row;
   }
 
   /**
-   * The tenant, created when missing. Inside the caller's transaction the row is share-locked,
+   * The tenant, created when missing, inside the caller's unit of work: the row is share-locked,
    * so a concurrent deletion waits until the caller is done instead of pulling it away.
    */
-  async ensure(manager: EntityManager, accountId: number, name: string): Promise<TenantRef> {
+  async ensure(accountId: number, name: string): Promise<TenantRef> {
     for (let attempt = 0; attempt < ENSURE_ATTEMPTS; attempt++) {
-      await manager.query(
-        `INSERT INTO embed_tenants (account_id, name) VALUES ($1, $2) ON CONFLICT (account_id, name) DO NOTHING`,
-        [accountId, name],
-      );
-      const [row] = await queryRows<TenantRef>(
-        manager,
-        `SELECT id, name FROM embed_tenants WHERE account_id = $1 AND name = $2 FOR KEY SHARE`,
-        [accountId, name],
-      );
+      await this.tenants.insertIfMissing(accountId, name);
+      const row = await this.tenants.find(accountId, name, true);
       if (row) return row;
     }
     throw coreError('conflict', `Embed tenant "${name}" was being deleted; retry the request`);
   }
 
-  async setDisplayName(manager: EntityManager, tenantId: number, displayName: string | null): Promise<void> {
-    await manager.query(`UPDATE embed_tenants SET display_name = $2 WHERE id = $1`, [tenantId, displayName]);
+  setDisplayName(tenantId: number, displayName: string | null): Promise<void> {
+    return this.tenants.setDisplayName(tenantId, displayName);
   }
 }

@@ -1,14 +1,20 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { EmbedTokenStore } from '../../core/auth/embed-token-store.js';
 import { DeploymentsModule } from '../deployments/deployments.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { WorkspaceModule } from '../workspace/workspace.module.js';
 import { EmbedAccessController } from './embed-access.controller.js';
+import { EmbedAccessRepository } from './embed-access.repository.js';
 import { EmbedAccessService } from './embed-access.service.js';
+import { EmbedGroupsRepository } from './embed-groups.repository.js';
 import { EmbedGroupsService } from './embed-groups.service.js';
+import { EmbedSessionsRepository } from './embed-sessions.repository.js';
 import { EmbedSessionsService } from './embed-sessions.service.js';
 import { EmbedTenantsController } from './embed-tenants.controller.js';
+import { EmbedTenantsRepository } from './embed-tenants.repository.js';
 import { EmbedTenantsService } from './embed-tenants.service.js';
+import { EmbedUsersRepository } from './embed-users.repository.js';
 import { EmbedUsersService } from './embed-users.service.js';
 import { EmbedController } from './embed.controller.js';
 import { EmbedGroupMember } from './entities/embed-group-member.entity.js';
@@ -23,7 +29,11 @@ import { WorkbookEmbedAccess } from './entities/workbook-embed-access.entity.js'
  * Embedding: embed tenants, embed users (provisioned directly, through group membership or by
  * generate-session, always through `EmbedUsersService.apply`), tenant groups, embed sessions
  * and tokens, and which embed audiences may open a workbook's published dashboard.
+ *
+ * Global for one export only: core/auth verifies embed tokens through {@link EmbedTokenStore},
+ * which this module implements over its sessions (core never imports a module).
  */
+@Global()
 @Module({
   imports: [
     DeploymentsModule,
@@ -41,11 +51,18 @@ import { WorkbookEmbedAccess } from './entities/workbook-embed-access.entity.js'
   ],
   controllers: [EmbedTenantsController, EmbedController, EmbedAccessController],
   providers: [
+    EmbedTenantsRepository,
+    EmbedUsersRepository,
+    EmbedGroupsRepository,
+    EmbedSessionsRepository,
+    EmbedAccessRepository,
+    { provide: EmbedTokenStore, useExisting: EmbedSessionsRepository },
     EmbedTenantsService,
     EmbedUsersService,
     EmbedGroupsService,
     EmbedSessionsService,
     EmbedAccessService,
   ],
+  exports: [EmbedTokenStore],
 })
 export class EmbeddingModule {}

@@ -6,11 +6,14 @@ import { OidcTokenConfig } from './entities/oidc-token-config.entity.js';
 import { UserOAuthToken } from './entities/user-oauth-token.entity.js';
 import { OAuthFlowService } from './oauth-flow.service.js';
 import { OAuthIntegrationsController } from './oauth-integrations.controller.js';
+import { OAuthIntegrationsRepository } from './oauth-integrations.repository.js';
 import { OAuthIntegrationsService } from './oauth-integrations.service.js';
 import { FetchOAuthTokenClient, OAuthTokenClient } from './oauth-token-client.js';
 import { OidcTokenConfigsController } from './oidc-token-configs.controller.js';
+import { OidcTokenConfigsRepository } from './oidc-token-configs.repository.js';
 import { OidcTokenConfigsService } from './oidc-token-configs.service.js';
 import { OAuthCallbackController, UserOAuthTokensController } from './user-oauth-tokens.controller.js';
+import { UserOAuthTokensRepository } from './user-oauth-tokens.repository.js';
 import { UserOAuthTokensService } from './user-oauth-tokens.service.js';
 
 /**
@@ -27,6 +30,9 @@ import { UserOAuthTokensService } from './user-oauth-tokens.service.js';
     OidcTokenConfigsController,
   ],
   providers: [
+    OAuthIntegrationsRepository,
+    UserOAuthTokensRepository,
+    OidcTokenConfigsRepository,
     OAuthIntegrationsService,
     UserOAuthTokensService,
     OAuthFlowService,

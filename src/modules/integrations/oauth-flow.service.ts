@@ -1,14 +1,14 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import type { Principal } from '../../core/auth/principal.js';
 import { SecretBoxService } from '../../core/crypto/secret-box.service.js';
+import { Database } from '../../core/database/database.js';
 import { coreError } from '../../core/http/api-error.js';
-import { queryRows } from '../../core/database/sql.js';
 import type { InitiateOAuthFlowResponseDto, UserOAuthTokenDto } from './dto/user-oauth-token.dto.js';
 import { integrationsError } from './integrations.errors.js';
 import { OAuthIntegrationsService } from './oauth-integrations.service.js';
 import { OAuthTokenClient, OAuthTokenExchangeError } from './oauth-token-client.js';
 import { codeChallenge, hashState, newCodeVerifier, newState, STATE_PATTERN } from './pkce.js';
+import { UserOAuthTokensRepository } from './user-oauth-tokens.repository.js';
 import { UserOAuthTokensService, type TokenOwner } from './user-oauth-tokens.service.js';
 
 /** How long an authorization may take, from initiate to callback. */
@@ -24,12 +24,6 @@ export interface CallbackParams {
   errorDescription: string | null;
 }
 
-interface PendingAuthorization extends TokenOwner {
-  codeVerifier: string;
-  redirectUri: string;
-  live: boolean;
-}
-
 const verifierContext = (stateHash: string) => `oauth-state:${stateHash}:code-verifier`;
 
 /**
@@ -42,7 +36,8 @@ export class OAuthFlowService {
   private readonly logger = new Logger(OAuthFlowService.name);
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly db: Database,
+    private readonly states: UserOAuthTokensRepository,
     private readonly secrets: SecretBoxService,
     private readonly integrations: OAuthIntegrationsService,
     private readonly tokens: UserOAuthTokensService,
@@ -60,29 +55,19 @@ export class OAuthFlowService {
     const state = newState();
     const stateHash = hashState(state);
     const verifier = newCodeVerifier();
-    const [{ expiresAt }] = await this.dataSource.transaction(async (m) => {
-      const inserted = await queryRows<{ expiresAt: Date }>(
-        m,
-        `INSERT INTO oauth_states (account_id, user_id, integration_id, state_hash, code_verifier, redirect_uri, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))
-         RETURNING expires_at AS "expiresAt"`,
-        [
-          actor.accountId,
-          actor.userId,
-          integrationId,
-          stateHash,
-          this.secrets.seal(verifier, verifierContext(stateHash)),
-          integration.redirectUri,
-          STATE_TTL_SECONDS,
-        ],
-      );
+    const expiresAt = await this.db.transaction(async () => {
+      const expires = await this.states.insertState({
+        accountId: actor.accountId,
+        userId: actor.userId,
+        integrationId,
+        stateHash,
+        codeVerifier: this.secrets.seal(verifier, verifierContext(stateHash)),
+        redirectUri: integration.redirectUri,
+        ttlSeconds: STATE_TTL_SECONDS,
+      });
       // Housekeeping: the user's expired authorizations, and any past the newest few.
-      await m.query(
-        `DELETE FROM oauth_states WHERE user_id = $1 AND (expires_at <= now() OR id IN (
-           SELECT id FROM oauth_states WHERE user_id = $1 ORDER BY created_at DESC, id DESC OFFSET $2))`,
-        [actor.userId, MAX_PENDING_PER_USER],
-      );
-      return inserted;
+      await this.states.pruneStates(actor.userId, MAX_PENDING_PER_USER);
+      return expires;
     });
     const url = new URL(integration.authUrl);
     const params: Array<[string, string | null]> = [
@@ -113,13 +98,7 @@ export class OAuthFlowService {
       );
     if (!STATE_PATTERN.test(params.state)) throw invalidState();
     const stateHash = hashState(params.state);
-    const [pending] = await queryRows<PendingAuthorization>(
-      this.dataSource,
-      `DELETE FROM oauth_states WHERE state_hash = $1
-       RETURNING account_id AS "accountId", user_id AS "userId", integration_id AS "integrationId",
-         code_verifier AS "codeVerifier", redirect_uri AS "redirectUri", expires_at > now() AS live`,
-      [stateHash],
-    );
+    const pending = await this.states.consumeState(stateHash);
     if (!pending?.live) throw invalidState();
     const owner: TokenOwner = {
       accountId: pending.accountId,

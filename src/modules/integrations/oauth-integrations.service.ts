@@ -1,21 +1,18 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { Principal } from '../../core/auth/principal.js';
 import { SecretBoxService } from '../../core/crypto/secret-box.service.js';
-import { isoSql, queryRows, uniqueViolation } from '../../core/database/sql.js';
+import { Database } from '../../core/database/database.js';
+import { uniqueViolation } from '../../core/database/sql.js';
 import type {
   CreateOAuthIntegrationDto,
   OAuthIntegrationDto,
   UpdateOAuthIntegrationDto,
 } from './dto/oauth-integration.dto.js';
 import { integrationsError } from './integrations.errors.js';
+import { OAuthIntegrationsRepository } from './oauth-integrations.repository.js';
 
 /** The config object is free-form; this bounds what one row may hold. */
 const MAX_CONFIG_BYTES = 16 * 1024;
-
-const COLUMNS = `id, name, type, auth_url AS "authUrl", token_url AS "tokenUrl", client_id AS "clientId",
-  redirect_uri AS "redirectUri", scopes, config, ${isoSql('created_at')} AS "createdAt",
-  ${isoSql('updated_at')} AS "updatedAt"`;
 
 /** What the authorization-code flow needs of an integration; the secret already opened. */
 export interface IntegrationCredentials {
@@ -35,90 +32,62 @@ const secretContext = (accountId: number, id: number) => `oauth-integration:${ac
 @Injectable()
 export class OAuthIntegrationsService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly db: Database,
+    private readonly integrations: OAuthIntegrationsRepository,
     private readonly secrets: SecretBoxService,
   ) {}
 
   list(actor: Principal): Promise<OAuthIntegrationDto[]> {
-    return queryRows<OAuthIntegrationDto>(
-      this.dataSource,
-      `SELECT ${COLUMNS} FROM oauth_integrations WHERE account_id = $1 ORDER BY id`,
-      [actor.accountId],
-    );
+    return this.integrations.list(actor.accountId);
   }
 
   async get(actor: Principal, id: number): Promise<OAuthIntegrationDto> {
-    const [row] = await queryRows<OAuthIntegrationDto>(
-      this.dataSource,
-      `SELECT ${COLUMNS} FROM oauth_integrations WHERE account_id = $1 AND id = $2`,
-      [actor.accountId, id],
-    );
+    const row = await this.integrations.get(actor.accountId, id);
     if (!row) throw notFound(id);
     return row;
   }
 
   async create(actor: Principal, dto: CreateOAuthIntegrationDto): Promise<OAuthIntegrationDto> {
     const config = checkedConfig(dto.config);
-    return this.write(async (m) => {
+    return this.write(async () => {
       // The id is drawn first so the secret can be sealed for its row in the same statement.
-      const [{ id }] = await queryRows<{ id: number }>(
-        m,
-        `SELECT nextval(pg_get_serial_sequence('oauth_integrations', 'id'))::int AS id`,
-      );
-      const [row] = await queryRows<OAuthIntegrationDto>(
-        m,
-        `INSERT INTO oauth_integrations
-           (id, account_id, name, type, auth_url, token_url, client_id, client_secret, redirect_uri, scopes, config)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text[], $11::jsonb)
-         RETURNING ${COLUMNS}`,
-        [
-          id,
-          actor.accountId,
-          dto.name.trim(),
-          dto.type,
-          dto.authUrl,
-          dto.tokenUrl,
-          dto.clientId,
-          this.secrets.seal(dto.clientSecret, secretContext(actor.accountId, id)),
-          dto.redirectUri,
-          uniqueScopes(dto.scopes ?? []),
-          config === undefined ? null : JSON.stringify(config),
-        ],
-      );
-      return row;
+      const id = await this.integrations.nextId();
+      return this.integrations.insert(actor.accountId, id, {
+        name: dto.name.trim(),
+        type: dto.type,
+        authUrl: dto.authUrl,
+        tokenUrl: dto.tokenUrl,
+        clientId: dto.clientId,
+        clientSecret: this.secrets.seal(dto.clientSecret, secretContext(actor.accountId, id)),
+        redirectUri: dto.redirectUri,
+        scopes: uniqueScopes(dto.scopes ?? []),
+        config: config === undefined ? null : JSON.stringify(config),
+      });
     });
   }
 
   /** The required fields replace the stored ones; omitted scopes, config and secret are kept. */
   async update(actor: Principal, id: number, dto: UpdateOAuthIntegrationDto): Promise<OAuthIntegrationDto> {
     const config = checkedConfig(dto.config);
-    return this.write(async (m) => {
-      const [row] = await queryRows<OAuthIntegrationDto>(
-        m,
-        `UPDATE oauth_integrations SET
-           name = $3, type = $4, auth_url = $5, token_url = $6, client_id = $7, redirect_uri = $8,
-           client_secret = COALESCE($9, client_secret),
-           scopes = COALESCE($10::text[], scopes),
-           config = CASE WHEN $11::boolean THEN $12::jsonb ELSE config END,
-           updated_at = now()
-         WHERE account_id = $1 AND id = $2
-         RETURNING ${COLUMNS}`,
-        [
-          actor.accountId,
-          id,
-          dto.name.trim(),
-          dto.type,
-          dto.authUrl,
-          dto.tokenUrl,
-          dto.clientId,
-          dto.redirectUri,
-          typeof dto.clientSecret === 'string'
-            ? this.secrets.seal(dto.clientSecret, secretContext(actor.accountId, id))
-            : null,
-          dto.scopes === undefined ? null : uniqueScopes(dto.scopes),
-          config !== undefined,
-          config === undefined ? null : JSON.stringify(config),
-        ],
+    return this.write(async () => {
+      const row = await this.integrations.update(
+        actor.accountId,
+        id,
+        {
+          name: dto.name.trim(),
+          type: dto.type,
+          authUrl: dto.authUrl,
+          tokenUrl: dto.tokenUrl,
+          clientId: dto.clientId,
+          clientSecret:
+            typeof dto.clientSecret === 'string'
+              ? this.secrets.seal(dto.clientSecret, secretContext(actor.accountId, id))
+              : null,
+          redirectUri: dto.redirectUri,
+          scopes: dto.scopes === undefined ? null : uniqueScopes(dto.scopes),
+          config: config === undefined ? null : JSON.stringify(config),
+        },
+        config !== undefined,
       );
       if (!row) throw notFound(id);
       return row;
@@ -127,12 +96,7 @@ export class OAuthIntegrationsService {
 
   /** Its users' tokens and pending authorizations go with it (foreign keys cascade). */
   async remove(actor: Principal, id: number): Promise<void> {
-    const rows = await queryRows<{ id: number }>(
-      this.dataSource,
-      `DELETE FROM oauth_integrations WHERE account_id = $1 AND id = $2 RETURNING id`,
-      [actor.accountId, id],
-    );
-    if (rows.length === 0) throw notFound(id);
+    if (!(await this.integrations.delete(actor.accountId, id))) throw notFound(id);
   }
 
   /** What the authorization URL needs (no secret), or null when it does not exist in the account. */
@@ -140,24 +104,12 @@ export class OAuthIntegrationsService {
     accountId: number,
     id: number,
   ): Promise<Pick<IntegrationCredentials, 'authUrl' | 'clientId' | 'redirectUri' | 'scopes'> | null> {
-    const [row] = await queryRows<IntegrationCredentials>(
-      this.dataSource,
-      `SELECT auth_url AS "authUrl", client_id AS "clientId", redirect_uri AS "redirectUri", scopes
-       FROM oauth_integrations WHERE account_id = $1 AND id = $2`,
-      [accountId, id],
-    );
-    return row ?? null;
+    return (await this.integrations.authorizationTarget(accountId, id)) ?? null;
   }
 
   /** The integration with its opened client secret, or null when it does not exist in the account. */
   async credentials(accountId: number, id: number): Promise<IntegrationCredentials | null> {
-    const [row] = await queryRows<IntegrationCredentials>(
-      this.dataSource,
-      `SELECT id, auth_url AS "authUrl", token_url AS "tokenUrl", client_id AS "clientId",
-         client_secret AS "clientSecret", redirect_uri AS "redirectUri", scopes
-       FROM oauth_integrations WHERE account_id = $1 AND id = $2`,
-      [accountId, id],
-    );
+    const row = await this.integrations.withSecret(accountId, id);
     if (!row) return null;
     return {
       ...row,
@@ -165,9 +117,9 @@ export class OAuthIntegrationsService {
     };
   }
 
-  private async write<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
+  private async write<T>(work: () => Promise<T>): Promise<T> {
     try {
-      return await this.dataSource.transaction(work);
+      return await this.db.transaction(work);
     } catch (err) {
       if (uniqueViolation(err) !== null) {
         throw integrationsError(

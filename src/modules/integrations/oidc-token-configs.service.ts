@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { Principal } from '../../core/auth/principal.js';
-import { isoSql, queryRows, uniqueViolation } from '../../core/database/sql.js';
+import { Database } from '../../core/database/database.js';
+import { uniqueViolation } from '../../core/database/sql.js';
 import type {
   AudienceType,
   CreateOidcTokenConfigDto,
@@ -9,6 +9,7 @@ import type {
   UpdateOidcTokenConfigDto,
 } from './dto/oidc-token-config.dto.js';
 import { integrationsError } from './integrations.errors.js';
+import { OidcTokenConfigsRepository, type OidcTokenConfigWrite } from './oidc-token-configs.repository.js';
 
 /** The audience of the types that have a well-known one. */
 export const FIXED_AUDIENCES: Partial<Record<AudienceType, string>> = {
@@ -25,47 +26,25 @@ const MAX_CLAIMS = 20;
 const MAX_CLAIM_VALUES = 20;
 const MAX_CLAIM_VALUE_LENGTH = 512;
 
-const COLUMNS = `id, name, audience_type AS "audienceType", audience, sub_format AS "subFormat",
-  target_env_var AS "targetEnvVar", custom_claims AS "customClaims", is_enabled AS "isEnabled",
-  ${isoSql('created_at')} AS "createdAt", ${isoSql('updated_at')} AS "updatedAt"`;
-
-interface Resolved {
-  name: string;
-  audience: string;
-  subFormat: string | null;
-  targetEnvVar: string | null;
-  customClaims: Record<string, unknown> | null;
-  isEnabled: boolean;
-}
-
 /**
  * Which audiences the account's workload-identity tokens are minted for. `audience` is derived
  * from `audienceType` and stored; the type never changes after creation.
  */
 @Injectable()
 export class OidcTokenConfigsService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly db: Database,
+    private readonly configs: OidcTokenConfigsRepository,
+  ) {}
 
   list(actor: Principal): Promise<OidcTokenConfigDto[]> {
-    return queryRows<OidcTokenConfigDto>(
-      this.dataSource,
-      `SELECT ${COLUMNS} FROM oidc_token_configs WHERE account_id = $1 ORDER BY id`,
-      [actor.accountId],
-    );
+    return this.configs.list(actor.accountId);
   }
 
-  async get(
-    actor: Principal,
-    id: number,
-    manager?: EntityManager,
-    lock = false,
-  ): Promise<OidcTokenConfigDto> {
-    const [row] = await queryRows<OidcTokenConfigDto>(
-      manager ?? this.dataSource,
-      `SELECT ${COLUMNS} FROM oidc_token_configs WHERE account_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`,
-      [actor.accountId, id],
-    );
-    if (!row) throw integrationsError('oidc_token_config_not_found', `OIDC token config ${id} was not found`);
+  /** The config, or 404; row-locked until the unit of work ends with `lock`. */
+  async get(actor: Principal, id: number, lock = false): Promise<OidcTokenConfigDto> {
+    const row = await this.configs.get(actor.accountId, id, lock);
+    if (!row) throw notFound(id);
     return row;
   }
 
@@ -81,32 +60,13 @@ export class OidcTokenConfigsService {
       customClaims: dto.customClaims ?? null,
       isEnabled: dto.isEnabled ?? true,
     });
-    return this.write(async (m) => {
-      const [row] = await queryRows<OidcTokenConfigDto>(
-        m,
-        `INSERT INTO oidc_token_configs
-           (account_id, name, audience_type, audience, sub_format, target_env_var, custom_claims, is_enabled)
-         VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)
-         RETURNING ${COLUMNS}`,
-        [
-          actor.accountId,
-          v.name,
-          type,
-          v.audience,
-          v.subFormat,
-          v.targetEnvVar,
-          json(v.customClaims),
-          v.isEnabled,
-        ],
-      );
-      return row;
-    });
+    return this.write(() => this.configs.insert(actor.accountId, type, v));
   }
 
   /** Omitted fields keep their value; null clears subFormat, targetEnvVar and customClaims. */
   async update(actor: Principal, id: number, dto: UpdateOidcTokenConfigDto): Promise<OidcTokenConfigDto> {
-    return this.write(async (m) => {
-      const current = await this.get(actor, id, m, true);
+    return this.write(async () => {
+      const current = await this.get(actor, id, true);
       const type = current.audienceType;
       const v = resolve(type, {
         name: dto.name ?? current.name,
@@ -122,41 +82,17 @@ export class OidcTokenConfigsService {
         customClaims: dto.customClaims !== undefined ? dto.customClaims : current.customClaims,
         isEnabled: dto.isEnabled ?? current.isEnabled,
       });
-      const [row] = await queryRows<OidcTokenConfigDto>(
-        m,
-        `UPDATE oidc_token_configs SET name = $3, audience = $4, sub_format = $5, target_env_var = $6,
-           custom_claims = $7::jsonb, is_enabled = $8, updated_at = now()
-         WHERE account_id = $1 AND id = $2
-         RETURNING ${COLUMNS}`,
-        [
-          actor.accountId,
-          id,
-          v.name,
-          v.audience,
-          v.subFormat,
-          v.targetEnvVar,
-          json(v.customClaims),
-          v.isEnabled,
-        ],
-      );
-      return row;
+      return (await this.configs.update(actor.accountId, id, v))!;
     });
   }
 
   async remove(actor: Principal, id: number): Promise<void> {
-    const rows = await queryRows<{ id: number }>(
-      this.dataSource,
-      `DELETE FROM oidc_token_configs WHERE account_id = $1 AND id = $2 RETURNING id`,
-      [actor.accountId, id],
-    );
-    if (rows.length === 0) {
-      throw integrationsError('oidc_token_config_not_found', `OIDC token config ${id} was not found`);
-    }
+    if (!(await this.configs.delete(actor.accountId, id))) throw notFound(id);
   }
 
-  private async write<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
+  private async write<T>(work: () => Promise<T>): Promise<T> {
     try {
-      return await this.dataSource.transaction(work);
+      return await this.db.transaction(work);
     } catch (err) {
       const constraint = uniqueViolation(err);
       if (constraint === 'uq_oidc_token_configs_audience_type') {
@@ -179,8 +115,8 @@ export class OidcTokenConfigsService {
 /** Applies the rules of the audience type to the wanted values. */
 function resolve(
   type: AudienceType,
-  want: Omit<Resolved, 'audience'> & { customAudience: string | null },
-): Resolved {
+  want: Omit<OidcTokenConfigWrite, 'audience'> & { customAudience: string | null },
+): OidcTokenConfigWrite {
   const fixed = FIXED_AUDIENCES[type];
   if (fixed && want.customAudience !== null) {
     throw integrationsError(
@@ -234,4 +170,5 @@ function checkClaims(claims: Record<string, unknown>): void {
   if (problems.length > 0) throw integrationsError('invalid_custom_claims', problems);
 }
 
-const json = (v: Record<string, unknown> | null) => (v === null ? null : JSON.stringify(v));
+const notFound = (id: number) =>
+  integrationsError('oidc_token_config_not_found', `OIDC token config ${id} was not found`);

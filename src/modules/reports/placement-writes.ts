@@ -2,39 +2,10 @@ import { normalizeCell, parseLocation } from './a1-notation.js';
 import { findPlacement, type StoredPlacement } from './placement-match.js';
 
 /**
- * What connect, disconnect and refresh write, as plain functions and SQL with no framework in
- * them, so the service and the bench baseline run the very same statements.
+ * What connect, disconnect and refresh decide, as plain functions with no framework in them, so
+ * the service and the bench baseline apply the very same rules (the SQL is in
+ * `placement.sql.ts`).
  */
-
-/** Locks the report's row: placement writes on one report apply one after another. */
-export const LOCK_REPORT_SQL = `SELECT id FROM reports WHERE id = $1 AND deployment_id = $2 AND account_id = $3
-  FOR NO KEY UPDATE`;
-
-export const PLACEMENTS_SQL = `SELECT row_id AS "rowId", placement_id AS "placementId",
-  external_workbook_id AS "externalWorkbookId", sheet_id AS "sheetId", sheet_name AS "sheetName",
-  anchor_cell AS "anchorCell", result_location AS "resultLocation", placed_at AS "placedAt"
-FROM report_placements WHERE report_id = $1 ORDER BY row_id`;
-
-/** `$1` row; `$2`…`$10` the {@link connectValues}; `$11` an id for a placement that had none. */
-export const UPDATE_PLACEMENT_SQL = `UPDATE report_placements SET external_workbook_id = $2, result_location = $3,
-  sheet_id = COALESCE($4, sheet_id), sheet_name = $5, anchor_cell = $6, end_result_cell = $7,
-  host = COALESCE($8, host), workbook_name = COALESCE($9, workbook_name),
-  placed_at = now(), placed_by_user_id = $10, placement_id = COALESCE(placement_id, $11)
-WHERE row_id = $1`;
-
-/** `$1` account, `$2` report, `$3` placement id; `$4`…`$12` the {@link connectValues}. */
-export const INSERT_PLACEMENT_SQL = `INSERT INTO report_placements (account_id, report_id, placement_id,
-  external_workbook_id, result_location, sheet_id, sheet_name, anchor_cell, end_result_cell, host, workbook_name,
-  placed_at, placed_by_user_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now(), $12)`;
-
-export const DELETE_PLACEMENT_SQL = `DELETE FROM report_placements WHERE row_id = $1`;
-
-export const REFRESH_PLACEMENT_SQL = `UPDATE report_placements SET refreshed_at = now(), refreshed_by_user_id = $2
-WHERE row_id = $1`;
-
-/** Who refreshed it last is not part of the definition: version and updated_at stay. */
-export const REFRESHED_BY_SQL = `UPDATE reports SET refreshed_by = $2 WHERE id = $1`;
 
 export interface ConnectFields {
   externalWorkbookId: string;
@@ -111,17 +82,30 @@ export function connectMatch<T extends StoredPlacement>(
   );
 }
 
-/** The values `$2`…`$10` of an update, or `$4`…`$12` of an insert. */
-export function connectValues(dto: ConnectFields, spot: Spot, userId: number): unknown[] {
-  return [
-    dto.externalWorkbookId,
-    dto.resultLocation.trim(),
-    dto.sheetId || null,
-    spot.sheet,
-    spot.anchor,
-    spot.end,
-    dto.host ?? null,
-    dto.workbookName ?? null,
+/** The fields a connect writes to the placement it updates or inserts. */
+export interface ConnectValues {
+  externalWorkbookId: string;
+  resultLocation: string;
+  sheetId: string | null;
+  sheetName: string;
+  anchorCell: string;
+  endResultCell: string | null;
+  host: string | null;
+  workbookName: string | null;
+  userId: number;
+}
+
+/** What a connect writes, from the request and the spot it names. */
+export function connectValues(dto: ConnectFields, spot: Spot, userId: number): ConnectValues {
+  return {
+    externalWorkbookId: dto.externalWorkbookId,
+    resultLocation: dto.resultLocation.trim(),
+    sheetId: dto.sheetId || null,
+    sheetName: spot.sheet,
+    anchorCell: spot.anchor,
+    endResultCell: spot.end,
+    host: dto.host ?? null,
+    workbookName: dto.workbookName ?? null,
     userId,
-  ];
+  };
 }

@@ -1,22 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { Principal } from '../../core/auth/principal.js';
-import { queryRows } from '../../core/database/sql.js';
+import { Database } from '../../core/database/database.js';
+import { notFound } from '../../core/http/not-found.js';
 import type { ConnectReportDto, PlacementTargetDto, ReportDto } from './dto/report.dto.js';
 import { findPlacement, readTarget, type StoredPlacement } from './placement-match.js';
-import {
-  connectMatch,
-  connectSpot,
-  connectValues,
-  DELETE_PLACEMENT_SQL,
-  INSERT_PLACEMENT_SQL,
-  LOCK_REPORT_SQL,
-  PLACEMENTS_SQL,
-  REFRESH_PLACEMENT_SQL,
-  REFRESHED_BY_SQL,
-  UPDATE_PLACEMENT_SQL,
-} from './placement-writes.js';
+import { connectMatch, connectSpot, connectValues } from './placement-writes.js';
+import { PlacementsRepository } from './placements.repository.js';
 import { reportsError } from './reports.errors.js';
 import { ReportsService } from './reports.service.js';
 
@@ -29,7 +19,8 @@ import { ReportsService } from './reports.service.js';
 @Injectable()
 export class PlacementsService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly db: Database,
+    private readonly placements: PlacementsRepository,
     private readonly reports: ReportsService,
   ) {}
 
@@ -41,12 +32,12 @@ export class PlacementsService {
   ): Promise<ReportDto> {
     const spot = connectSpot(dto);
     if ('error' in spot) throw reportsError(spot.error, spot.message);
-    return this.write(actor, deploymentId, reportId, async (m, placements) => {
+    return this.write(actor, deploymentId, reportId, async (placements) => {
       const match = connectMatch(placements, dto, spot);
       const values = connectValues(dto, spot, actor.userId);
       const newId = dto.placementId || randomUUID();
-      if (match) await m.query(UPDATE_PLACEMENT_SQL, [match.rowId, ...values, newId]);
-      else await m.query(INSERT_PLACEMENT_SQL, [actor.accountId, reportId, newId, ...values]);
+      if (match) await this.placements.update(match.rowId, values, newId);
+      else await this.placements.insert(actor.accountId, reportId, newId, values);
     });
   }
 
@@ -58,9 +49,9 @@ export class PlacementsService {
     dto: PlacementTargetDto,
   ): Promise<ReportDto> {
     const target = readTarget(dto);
-    return this.write(actor, deploymentId, reportId, async (m, placements) => {
+    return this.write(actor, deploymentId, reportId, async (placements) => {
       const match = findPlacement(placements, target);
-      if (match) await m.query(DELETE_PLACEMENT_SQL, [match.rowId]);
+      if (match) await this.placements.delete(match.rowId);
     });
   }
 
@@ -72,11 +63,9 @@ export class PlacementsService {
     dto: PlacementTargetDto,
   ): Promise<ReportDto> {
     const target = readTarget(dto);
-    return this.write(actor, deploymentId, reportId, async (m, placements) => {
+    return this.write(actor, deploymentId, reportId, async (placements) => {
       const match = findPlacement(placements, target);
-      if (!match) return;
-      await m.query(REFRESH_PLACEMENT_SQL, [match.rowId, actor.userId]);
-      await m.query(REFRESHED_BY_SQL, [reportId, actor.userId]);
+      if (match) await this.placements.refresh(reportId, match.rowId, actor.userId);
     });
   }
 
@@ -88,14 +77,15 @@ export class PlacementsService {
     actor: Principal,
     deploymentId: number,
     reportId: number,
-    change: (m: EntityManager, placements: StoredPlacement[]) => Promise<void>,
+    change: (placements: StoredPlacement[]) => Promise<void>,
   ): Promise<ReportDto> {
     const access = await this.reports.checkRead(actor, reportId);
-    return this.dataSource.transaction(async (m) => {
-      const locked = await queryRows(m, LOCK_REPORT_SQL, [reportId, deploymentId, actor.accountId]);
-      if (!locked[0]) throw reportsError('report_not_found', `Report ${reportId} was not found`);
-      await change(m, await queryRows<StoredPlacement>(m, PLACEMENTS_SQL, [reportId]));
-      return this.reports.read(actor, deploymentId, reportId, access, m);
+    return this.db.transaction(async () => {
+      if (!(await this.placements.lockReport(actor.accountId, deploymentId, reportId))) {
+        throw notFound('Report', reportId);
+      }
+      await change(await this.placements.ofReport(reportId));
+      return this.reports.read(actor, deploymentId, reportId, access);
     });
   }
 }

@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { Action } from '../../core/auth/action.js';
 import { AccessService } from '../../core/auth/access.service.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { queryRows } from '../../core/database/sql.js';
 import { coreError } from '../../core/http/api-error.js';
+import { notFound } from '../../core/http/not-found.js';
 import {
   buildPage,
   decodeCursor,
@@ -16,20 +15,13 @@ import {
   type Paging,
 } from '../../core/http/pagination.js';
 import { likePattern } from '../../core/http/sql.js';
-import { folderChainSql } from '../workspace/content.sql.js';
+import { folderChainSql } from '../workspace/workspace.fragments.js';
 import type { ReportDto, ReportsQueryDto } from './dto/report.dto.js';
-import { reportSelectSql } from './report.sql.js';
 import { toReport, type ReportRow } from './report.mapper.js';
 import { reportsError } from './reports.errors.js';
+import { REPORT_SORTS, ReportsRepository } from './reports.repository.js';
 import { ReportViews } from './report-views.js';
 import { ReportsService } from './reports.service.js';
-
-/** Sort columns of the report list; the id breaks ties so the keyset is total. */
-const SORTS = {
-  createdAt: { column: 'r.created_at', cursor: 'createdAt', kind: 'date' },
-  updatedAt: { column: 'r.updated_at', cursor: 'updatedAt', kind: 'date' },
-  name: { column: 'r.name', cursor: 'name', kind: 'string' },
-} as const;
 
 /**
  * The report list: filters, the caller's visibility as one SQL predicate, keyset pages on
@@ -38,7 +30,7 @@ const SORTS = {
 @Injectable()
 export class ReportListService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly repository: ReportsRepository,
     private readonly access: AccessService,
     private readonly reports: ReportsService,
     private readonly views: ReportViews,
@@ -48,70 +40,37 @@ export class ReportListService {
     const paging = this.paging(query);
     const sortBy = query.sortBy ?? 'createdAt';
     const direction = query.sortDirection ?? (sortBy === 'name' ? 'ASC' : 'DESC');
-    const params: unknown[] = [actor.accountId, deploymentId];
-    const add = (v: unknown) => `$${params.push(v)}`;
-    // The count checks that the deployment is the caller's; its rows need no account filter, so a
-    // count over the deployment stays an index-only scan.
-    let filter = 'r.deployment_id = $2';
-    if (query.folderId !== undefined) filter += ` AND r.folder_id = ${add(query.folderId)}`;
-    if (query.workbookId !== undefined) filter += ` AND r.workbook_id = ${add(query.workbookId)}`;
-    if (query.externalWorkbookId !== undefined) {
-      filter += ` AND EXISTS (SELECT 1 FROM report_placements xp WHERE xp.report_id = r.id
-        AND xp.external_workbook_id = ${add(query.externalWorkbookId)})`;
-    }
-    if (query.search) filter += ` AND r.name ILIKE ${add(likePattern(query.search))}`;
-    const scope = this.access.contentScope(
-      actor,
-      'Report',
-      Action.ReportRead,
-      { id: 'r.id', owner: 'r.user_id', workbookId: 'r.workbook_id', folderChain: folderChainSql('f') },
-      params.length + 1,
-    );
-    params.push(...scope.params);
-    filter += ` AND ${scope.sql}`;
-
-    const pageParams = [...params];
-    let keyset = 'TRUE';
-    let order: string;
+    const scope = this.access.contentScopeSql(actor, 'Report', Action.ReportRead, {
+      id: 'r.id',
+      owner: 'r.user_id',
+      workbookId: 'r.workbook_id',
+      folderChain: folderChainSql('f'),
+    });
     let cursorOf: (r: ReportRow) => CursorValue[];
     if (sortBy === 'lastViewedAt') {
       // The caller's own latest views count: write what this process still buffers first.
       await this.views.flush();
-      const viewer = `$${pageParams.push(actor.userId)}`;
-      order = `(SELECT v.last_viewed_at FROM report_views v WHERE v.report_id = r.id AND v.user_id = ${viewer})
-        ${direction} NULLS LAST, r.id ${direction}`;
       cursorOf = () => [];
     } else {
-      const sort = SORTS[sortBy];
-      order = `${sort.column} ${direction}, r.id ${direction}`;
-      if (paging.mode === 'cursor' && paging.after) {
-        const [value, id] = paging.after;
-        const op = direction === 'ASC' ? '>' : '<';
-        const cast = sort.kind === 'date' ? '::timestamptz' : '';
-        keyset = `(${sort.column}, r.id) ${op} ($${pageParams.push(value)}${cast}, $${pageParams.push(id)}::int)`;
-      }
+      const sort = REPORT_SORTS[sortBy];
       cursorOf = (r) => [sort.kind === 'date' ? r[sort.cursor].toISOString() : r.name, r.id];
     }
-    const offset = paging.mode === 'offset' ? ` OFFSET ${paging.offset}` : '';
-    const [rows, [total]] = await Promise.all([
-      queryRows<ReportRow>(
-        this.dataSource,
-        reportSelectSql(
-          `r.account_id = $1 AND ${filter} AND ${keyset}`,
-          `ORDER BY ${order} LIMIT ${fetchLimit(paging)}${offset}`,
-        ),
-        pageParams,
-      ),
-      queryRows<{ n: number; deploymentExists: boolean }>(
-        this.dataSource,
-        `SELECT count(*)::int AS n,
-           EXISTS (SELECT 1 FROM deployments d WHERE d.id = $2 AND d.account_id = $1) AS "deploymentExists"
-         FROM reports r ${scope.sql === 'TRUE' ? '' : 'LEFT JOIN folders f ON f.id = r.folder_id'} WHERE ${filter}`,
-        params,
-      ),
-    ]);
-    if (!total.deploymentExists)
-      throw reportsError('deployment_not_found', `Deployment ${deploymentId} was not found`);
+    const after =
+      paging.mode === 'cursor' && paging.after ? ([paging.after[0], paging.after[1]] as const) : null;
+    const { rows, total, deploymentExists } = await this.repository.list({
+      accountId: actor.accountId,
+      deploymentId,
+      folderId: query.folderId,
+      workbookId: query.workbookId,
+      externalWorkbookId: query.externalWorkbookId,
+      search: query.search ? likePattern(query.search) : undefined,
+      scope,
+      sort: sortBy === 'lastViewedAt' ? { viewerId: actor.userId } : { by: sortBy, after },
+      direction,
+      limit: fetchLimit(paging),
+      offset: paging.mode === 'offset' ? paging.offset : 0,
+    });
+    if (!deploymentExists) throw notFound('Deployment', deploymentId);
     const page = buildPage(rows, paging, cursorOf);
     if (sortBy === 'lastViewedAt') page.pageInfo.startCursor = page.pageInfo.endCursor = null;
     const access = await this.reports.accessFor(
@@ -121,7 +80,7 @@ export class ReportListService {
     return withLegacyFields(
       { ...page, items: page.items.map((r) => toReport(r, access(r.id))) },
       paging,
-      total.n,
+      total,
     );
   }
 

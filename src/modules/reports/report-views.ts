@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { AppConfig } from '../../core/config/app-config.js';
+import { Database } from '../../core/database/database.js';
 import { ViewBuffer } from './view-buffer.js';
 
 /** The application's view buffer, flushed every `REPORT_VIEW_FLUSH_MS` and on shutdown. */
@@ -10,11 +10,11 @@ export class ReportViews extends ViewBuffer implements OnModuleInit, OnApplicati
   private timer?: NodeJS.Timeout;
 
   constructor(
-    dataSource: DataSource,
+    db: Database,
     private readonly config: AppConfig,
   ) {
     super(
-      (sql, params) => dataSource.query(sql, params),
+      (sql, params) => db.query(sql, params),
       (error) => this.logger.warn(`Could not record report views: ${(error as Error).message}`),
     );
   }

@@ -1,5 +1,7 @@
+import { randomInt } from 'node:crypto';
 import type { ReportDto, ReportPlacementDto, RoleWithAccessDto } from './dto/report.dto.js';
-import type { FolderPathEntry, ResourceOwner } from '../workspace/content.sql.js';
+import type { ResourceOwner } from '../users/users.fragments.js';
+import type { FolderPathEntry } from '../workspace/workspace.fragments.js';
 
 /** A row of {@link reportSelectSql}. */
 export interface ReportRow {
@@ -36,6 +38,15 @@ const LEGACY_PUBLIC_ID = /^R[0-9]{11}$/;
 export const isReservedPublicId = (publicId: string): boolean => LEGACY_PUBLIC_ID.test(publicId);
 
 export const legacyPublicId = (id: number): string => `R${String(id).padStart(11, '0')}`;
+
+const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** A fresh public id: 12 letters or digits, uniform, from the CSPRNG (a copied report's). */
+export function randomReportPublicId(): string {
+  let out = '';
+  for (let i = 0; i < 12; i++) out += ALPHANUMERIC[randomInt(ALPHANUMERIC.length)];
+  return out;
+}
 
 /** The report id a synthesized public id stands for, or null when `publicId` is not one. */
 export function legacyReportId(publicId: string): number | null {

@@ -1,15 +1,18 @@
-import { Action, actionsGranting, actionsGrantingThrough } from '../../core/auth/action.js';
-import { folderChainSql, folderPathSql, isoSql, ownerSql } from '../workspace/content.sql.js';
+import { isoSql } from '../../core/database/sql-text.js';
+import { resourceOwnerSql, roleJoin, userJoin } from '../users/users.fragments.js';
+import { folderJoin, folderPathSql } from '../workspace/workspace.fragments.js';
+import { roleGrantsOnReportSql } from './report-grants.sql.js';
 
 /**
  * The one query that shapes reports: the row, its owner, who refreshed it, its folder path, its
  * placements and the custom roles with access, in a single round trip. `where` filters `r`;
- * `tail` adds ORDER BY and LIMIT. The bench baseline runs this very text.
+ * `tail` adds ORDER BY and LIMIT. Parameters are named (`:name`). The bench baseline runs this
+ * very text.
  */
 export function reportSelectSql(where: string, tail = ''): string {
   return `
 SELECT r.id, r.public_id AS "publicId", r.deployment_id AS "deploymentId", r.user_id AS "userId",
-  ${ownerSql('o')} AS "user", ${ownerSql('rb')} AS "refreshedByUser",
+  ${resourceOwnerSql('o')} AS "user", ${resourceOwnerSql('rb')} AS "refreshedByUser",
   r.name, r.created_at AS "createdAt", r.updated_at AS "updatedAt", r.created_by AS "createdBy",
   r.description, r.title, r.json_query AS "jsonQuery", r.sql_query AS "sqlQuery", r.meta,
   r.pivot_items AS "pivotItems", r.refreshed_by AS "refreshedBy", r.source, r.version,
@@ -23,42 +26,18 @@ SELECT r.id, r.public_id AS "publicId", r.deployment_id AS "deploymentId", r.use
    FROM report_placements p WHERE p.report_id = r.id) AS placements,
   (SELECT json_agg(json_build_object('id', ra.id, 'name', ra.name, 'actions', ra.actions) ORDER BY ra.id)
    FROM (SELECT ro.id, ro.name, array_agg(DISTINCT g.action ORDER BY g.action) AS actions
-         FROM (${grantsOn("'Global'", "'*'", GLOBAL_REPORT_ACTIONS)}
-               UNION ALL ${grantsOn("'Report'", "ANY(ARRAY[r.id::text, '*'])", GLOBAL_REPORT_ACTIONS)}
-               UNION ALL ${grantsOn("'Workbook'", `ANY(ARRAY[r.workbook_id::text, ${ifInside('r.workbook_id')}])`, WORKBOOK_REPORT_ACTIONS)}
-               UNION ALL ${grantsOn("'Folder'", `ANY(${folderChainSql('f')}::text[] || ${ifInside('f.id')})`, FOLDER_REPORT_ACTIONS)}) g
-         JOIN roles ro ON ro.id = g.principal_id
+         FROM (${roleGrantsOnReportSql()}) g
+         ${roleJoin('g.principal_id', 'ro')}
          GROUP BY ro.id, ro.name) ra) AS "rolesWithAccess"
 FROM reports r
-JOIN users o ON o.id = r.user_id
-LEFT JOIN users rb ON rb.id = r.refreshed_by
-LEFT JOIN folders f ON f.id = r.folder_id
+${userJoin('r.user_id', 'o', 'INNER')}
+${userJoin('r.refreshed_by', 'rb')}
+${folderJoin('r.folder_id', 'f')}
 WHERE ${where}
 ${tail}`;
 }
 
-/**
- * `'*'` (a role's policy on every workbook or folder: `["All"]`) when the report is in a
- * workbook or folder at all, else NULL, which matches nothing.
- */
-function ifInside(column: string): string {
-  return `CASE WHEN ${column} IS NOT NULL THEN '*' END`;
-}
-
-/**
- * Role grants of `actions` on the resources `id` names (`= x` or `= ANY(...)`), as one branch
- * that the policies index `(account_id, resource_type, resource_id)` answers.
- */
-function grantsOn(type: string, id: string, actions: string): string {
-  return `SELECT pol.principal_id, pol.action FROM policies pol
-    WHERE pol.account_id = r.account_id AND pol.resource_type = ${type} AND pol.resource_id = ${id}
-      AND pol.principal_type = 'role' AND pol.action = ANY('{${actions}}')`;
-}
-
-/** Actions that, held on a report (or account-wide), give some access to it. */
-const GLOBAL_REPORT_ACTIONS = actionsGranting(Action.ReportRead).join(',');
-const WORKBOOK_REPORT_ACTIONS = actionsGrantingThrough('Workbook', 'Report', Action.ReportRead).join(',');
-const FOLDER_REPORT_ACTIONS = actionsGrantingThrough('Folder', 'Report', Action.ReportRead).join(',');
-
-/** One report (`$1` report, `$2` deployment, `$3` account). */
-export const READ_REPORT_SQL = reportSelectSql('r.id = $1 AND r.deployment_id = $2 AND r.account_id = $3');
+/** One report (`:reportId` of `:deploymentId` in `:accountId`). */
+export const READ_REPORT_SQL = reportSelectSql(
+  'r.id = :reportId AND r.deployment_id = :deploymentId AND r.account_id = :accountId',
+);

@@ -1,10 +1,6 @@
 import { errorsOf } from '../../core/http/api-error.js';
 
 export const reportsError = errorsOf(
-  'deployment_not_found',
-  'report_not_found',
-  'folder_not_found',
-  'workbook_not_found',
   'public_id_reserved',
   'public_id_immutable',
   'public_id_mismatch',

@@ -1,20 +1,40 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DeploymentsModule } from '../deployments/deployments.module.js';
+import { WorkspaceModule } from '../workspace/workspace.module.js';
 import { ReportPlacement } from './entities/report-placement.entity.js';
 import { ReportView } from './entities/report-view.entity.js';
 import { Report } from './entities/report.entity.js';
+import { PlacementsRepository } from './placements.repository.js';
 import { PlacementsService } from './placements.service.js';
 import { ReportListService } from './report-list.service.js';
 import { ReportViews } from './report-views.js';
+import { ReportsInWorkspace } from './reports-in-workspace.js';
 import { ReportsController } from './reports.controller.js';
+import { ReportsRepository } from './reports.repository.js';
 import { ReportsService } from './reports.service.js';
 
-/** Reports and their placements in spreadsheets. */
+/**
+ * Reports and their placements in spreadsheets. Reports live in the workspace's folders and
+ * workbooks: this module imports the workspace (never the reverse) and plugs reports into its
+ * feed, bulk operations and workbook copy and delete (`ReportsInWorkspace`).
+ */
 @Module({
-  imports: [DeploymentsModule, TypeOrmModule.forFeature([Report, ReportPlacement, ReportView])],
+  imports: [
+    DeploymentsModule,
+    WorkspaceModule,
+    TypeOrmModule.forFeature([Report, ReportPlacement, ReportView]),
+  ],
   controllers: [ReportsController],
-  providers: [ReportsService, ReportListService, PlacementsService, ReportViews],
+  providers: [
+    ReportsRepository,
+    PlacementsRepository,
+    ReportsService,
+    ReportListService,
+    PlacementsService,
+    ReportViews,
+    ReportsInWorkspace,
+  ],
   exports: [ReportsService],
 })
 export class ReportsModule {}

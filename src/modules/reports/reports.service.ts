@@ -1,34 +1,20 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
 import { Action } from '../../core/auth/action.js';
 import { AccessService, type ResourceRef } from '../../core/auth/access.service.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { queryRows, uniqueViolation } from '../../core/database/sql.js';
+import { Database } from '../../core/database/database.js';
+import { uniqueViolation } from '../../core/database/sql.js';
 import { coreError } from '../../core/http/api-error.js';
+import { notFound as missing } from '../../core/http/not-found.js';
 import { DeploymentsService } from '../deployments/deployments.service.js';
-import { folderRefs } from '../workspace/content.sql.js';
+import { FoldersService } from '../workspace/folders.service.js';
+import { WorkbookLookup } from '../workspace/workbooks.shared.js';
+import { folderRefs } from '../workspace/workspace.fragments.js';
 import type { CreateReportDto, ReportDto, UpdateReportDto } from './dto/report.dto.js';
-import { READ_REPORT_SQL } from './report.sql.js';
 import { ReportViews } from './report-views.js';
-import {
-  isReservedPublicId,
-  legacyReportId,
-  toReport,
-  type ReportAccess,
-  type ReportRow,
-} from './report.mapper.js';
+import { isReservedPublicId, legacyReportId, toReport, type ReportAccess } from './report.mapper.js';
 import { reportsError } from './reports.errors.js';
-
-const DEFINITION_COLUMNS = {
-  name: 'name',
-  title: 'title',
-  description: 'description',
-  jsonQuery: 'json_query',
-  sqlQuery: 'sql_query',
-  meta: 'meta',
-  pivotItems: 'pivot_items',
-  workbookId: 'workbook_id',
-} as const;
+import { DEFINITION_COLUMNS, ReportsRepository, type ReportChange } from './reports.repository.js';
 
 /**
  * Reports of a deployment: read, create, update, upsert by public id, move and delete (the list
@@ -38,28 +24,20 @@ const DEFINITION_COLUMNS = {
 @Injectable()
 export class ReportsService implements OnModuleInit {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly db: Database,
+    private readonly reports: ReportsRepository,
     private readonly access: AccessService,
     private readonly views: ReportViews,
     private readonly deployments: DeploymentsService,
+    private readonly folders: FoldersService,
+    private readonly workbooks: WorkbookLookup,
   ) {}
 
   /** A report inherits grants from its workbook and from every folder above it; owners manage it. */
   onModuleInit(): void {
     this.access.register('Report', {
       resolve: async (accountId, ids) => {
-        const rows = await queryRows<{
-          id: number;
-          ownerId: number;
-          workbookId: number | null;
-          chain: Array<number | null> | null;
-        }>(
-          this.dataSource,
-          `SELECT r.id, r.user_id AS "ownerId", r.workbook_id AS "workbookId", f.ancestor_ids || f.id AS chain
-           FROM reports r LEFT JOIN folders f ON f.id = r.folder_id
-           WHERE r.account_id = $1 AND r.id = ANY($2)`,
-          [accountId, ids],
-        );
+        const rows = await this.reports.chains(accountId, ids);
         return new Map(
           rows.map((r): [number, ResourceRef[]] => [
             r.id,
@@ -88,11 +66,10 @@ export class ReportsService implements OnModuleInit {
     deploymentId: number,
     reportId: number,
     access?: ReportAccess,
-    db: DataSource | EntityManager = this.dataSource,
   ): Promise<ReportDto> {
-    const rows = await queryRows<ReportRow>(db, READ_REPORT_SQL, [reportId, deploymentId, actor.accountId]);
-    if (!rows[0]) throw notFound(reportId);
-    return toReport(rows[0], access ?? (await this.accessFor(actor, [reportId]))(reportId));
+    const row = await this.reports.read(actor.accountId, deploymentId, reportId);
+    if (!row) throw notFound(reportId);
+    return toReport(row, access ?? (await this.accessFor(actor, [reportId]))(reportId));
   }
 
   /**
@@ -120,29 +97,23 @@ export class ReportsService implements OnModuleInit {
     }
     const name = this.name(dto.name) ?? 'Untitled report';
     try {
-      const [row] = await queryRows<{ id: number }>(
-        this.dataSource,
-        `INSERT INTO reports (account_id, deployment_id, public_id, folder_id, workbook_id, name, title, description,
-           json_query, sql_query, meta, pivot_items, source, user_id, created_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14) RETURNING id`,
-        [
-          actor.accountId,
-          deploymentId,
-          dto.publicId ?? null,
-          dto.folderId ?? null,
-          dto.workbookId ?? null,
-          name,
-          dto.title ?? null,
-          dto.description ?? null,
-          dto.jsonQuery ?? null,
-          dto.sqlQuery ?? null,
-          dto.meta ?? null,
-          dto.pivotItems ?? null,
-          dto.source ?? null,
-          actor.userId,
-        ],
-      );
-      return this.read(actor, deploymentId, row.id, { canEdit: true, canManage: true });
+      const id = await this.reports.insert({
+        accountId: actor.accountId,
+        deploymentId,
+        publicId: dto.publicId ?? null,
+        folderId: dto.folderId ?? null,
+        workbookId: dto.workbookId ?? null,
+        name,
+        title: dto.title ?? null,
+        description: dto.description ?? null,
+        jsonQuery: dto.jsonQuery ?? null,
+        sqlQuery: dto.sqlQuery ?? null,
+        meta: dto.meta ?? null,
+        pivotItems: dto.pivotItems ?? null,
+        source: dto.source ?? null,
+        userId: actor.userId,
+      });
+      return this.read(actor, deploymentId, id, { canEdit: true, canManage: true });
     } catch (e) {
       if (uniqueViolation(e) !== null) {
         throw reportsError('public_id_taken', `publicId ${dto.publicId} is already used by another report`);
@@ -167,17 +138,8 @@ export class ReportsService implements OnModuleInit {
       await this.assertPlacementTargets(actor, deploymentId, dto.folderId ?? null, dto.workbookId ?? null);
     }
     try {
-      await this.dataSource.transaction(async (m) => {
-        const [current] = await queryRows<{
-          version: number;
-          publicId: string | null;
-          folderId: number | null;
-        }>(
-          m,
-          `SELECT version, public_id AS "publicId", folder_id AS "folderId" FROM reports
-           WHERE id = $1 AND deployment_id = $2 AND account_id = $3 FOR UPDATE`,
-          [reportId, deploymentId, actor.accountId],
-        );
+      await this.db.transaction(async () => {
+        const current = await this.reports.lockForUpdate(actor.accountId, deploymentId, reportId);
         if (!current) throw notFound(reportId);
         if (dto.expectedVersion !== undefined && dto.expectedVersion !== current.version) {
           throw reportsError(
@@ -185,34 +147,28 @@ export class ReportsService implements OnModuleInit {
             `The report is at version ${current.version}, not ${dto.expectedVersion}; reload it and retry`,
           );
         }
-        const sets: string[] = [];
-        const params: unknown[] = [reportId];
-        const set = (column: string, value: unknown) => sets.push(`${column} = $${params.push(value)}`);
+        const change: ReportChange = {};
         if (dto.publicId !== undefined && dto.publicId !== current.publicId) {
           if (current.publicId !== null || dto.publicId === null) {
             throw reportsError('public_id_immutable', 'A report keeps the publicId it was given');
           }
-          set('public_id', dto.publicId);
+          change.publicId = dto.publicId;
         }
         if (dto.folderId !== undefined && dto.folderId !== current.folderId) {
           if (!access.canManage) {
             throw coreError('forbidden', 'Moving a report requires the ReportManage action on it');
           }
-          set('folder_id', dto.folderId);
+          change.folderId = dto.folderId;
         }
-        for (const [field, column] of Object.entries(DEFINITION_COLUMNS)) {
-          const value = dto[field as keyof typeof DEFINITION_COLUMNS];
+        for (const field of Object.keys(DEFINITION_COLUMNS) as Array<keyof typeof DEFINITION_COLUMNS>) {
+          const value = dto[field];
           if (value === undefined) continue;
           if (field === 'name') {
             const name = this.name(value as string | null);
-            if (name !== null) set(column, name);
-          } else set(column, value);
+            if (name !== null) change.name = name;
+          } else change[field] = value;
         }
-        if (sets.length === 0) return;
-        await m.query(
-          `UPDATE reports SET ${sets.join(', ')}, version = version + 1, updated_at = now() WHERE id = $1`,
-          params,
-        );
+        await this.reports.update(reportId, change);
       });
     } catch (e) {
       if (uniqueViolation(e) !== null) {
@@ -242,13 +198,7 @@ export class ReportsService implements OnModuleInit {
     }
     await this.assertDeployment(actor, deploymentId);
     const legacyId = legacyReportId(publicId);
-    const [existing] = await queryRows<{ id: number; deploymentId: number }>(
-      this.dataSource,
-      `SELECT id, deployment_id AS "deploymentId" FROM reports
-       WHERE account_id = $1 AND (public_id = $2 OR (public_id IS NULL AND id = $3))
-       ORDER BY public_id NULLS LAST LIMIT 1`,
-      [actor.accountId, publicId, legacyId ?? 0],
-    );
+    const existing = await this.reports.byPublicId(actor.accountId, publicId, legacyId ?? 0);
     const { source: _createOnly, ...update } = dto;
     if (existing && existing.deploymentId !== deploymentId) {
       throw reportsError(
@@ -287,30 +237,17 @@ export class ReportsService implements OnModuleInit {
   ): Promise<ReportDto> {
     const access = await this.assertAccess(actor, reportId, Action.ReportManage);
     if (folderId !== null) await this.assertPlacementTargets(actor, deploymentId, folderId, null);
-    const rows = await queryRows<{ id: number }>(
-      this.dataSource,
-      `UPDATE reports SET folder_id = $4, updated_at = now()
-       WHERE id = $1 AND deployment_id = $2 AND account_id = $3 RETURNING id`,
-      [reportId, deploymentId, actor.accountId, folderId],
-    );
-    if (!rows[0]) throw notFound(reportId);
+    if (!(await this.reports.move(actor.accountId, deploymentId, reportId, folderId)))
+      throw notFound(reportId);
     return this.read(actor, deploymentId, reportId, access);
   }
 
   /** Deletes a report, its placements, views and grants (ReportManage). */
   async remove(actor: Principal, deploymentId: number, reportId: number): Promise<void> {
     await this.assertAccess(actor, reportId, Action.ReportManage);
-    await this.dataSource.transaction(async (m) => {
-      const rows = await queryRows<{ id: number }>(
-        m,
-        `DELETE FROM reports WHERE id = $1 AND deployment_id = $2 AND account_id = $3 RETURNING id`,
-        [reportId, deploymentId, actor.accountId],
-      );
-      if (!rows[0]) throw notFound(reportId);
-      await m.query(
-        `DELETE FROM policies WHERE account_id = $1 AND resource_type = 'Report' AND resource_id = $2`,
-        [actor.accountId, String(reportId)],
-      );
+    await this.db.transaction(async () => {
+      if (!(await this.reports.delete(actor.accountId, deploymentId, reportId))) throw notFound(reportId);
+      await this.access.forget(actor.accountId, 'Report', [reportId]);
     });
   }
 
@@ -338,25 +275,15 @@ export class ReportsService implements OnModuleInit {
     folderId: number | null,
     workbookId: number | null,
   ): Promise<void> {
-    const [row] = await queryRows<{ folder: boolean; workbook: boolean }>(
-      this.dataSource,
-      `SELECT EXISTS (SELECT 1 FROM folders WHERE id = $3 AND deployment_id = $2 AND account_id = $1) AS folder,
-              EXISTS (SELECT 1 FROM workbooks WHERE id = $4 AND deployment_id = $2 AND account_id = $1) AS workbook`,
-      [actor.accountId, deploymentId, folderId ?? 0, workbookId ?? 0],
-    );
-    if (folderId !== null) {
-      if (!row.folder) throw reportsError('folder_not_found', `Folder ${folderId} was not found`);
-      await this.access.requireAccess(actor, 'Folder', folderId, Action.FolderEdit);
-    }
+    if (folderId !== null) await this.folders.assertFolder(actor, deploymentId, folderId, Action.FolderEdit);
     if (workbookId !== null) {
-      if (!row.workbook) throw reportsError('workbook_not_found', `Workbook ${workbookId} was not found`);
-      await this.access.requireAccess(actor, 'Workbook', workbookId, Action.WorkbookEdit);
+      await this.workbooks.assertWorkbook(actor, deploymentId, workbookId, Action.WorkbookEdit);
     }
   }
 
   private async assertDeployment(actor: Principal, deploymentId: number): Promise<void> {
     if (!(await this.deployments.existsInAccount(actor.accountId, deploymentId)))
-      throw reportsError('deployment_not_found', `Deployment ${deploymentId} was not found`);
+      throw missing('Deployment', deploymentId);
   }
 
   /** Trimmed; blank is a 400; null means "not sent". */
@@ -368,7 +295,7 @@ export class ReportsService implements OnModuleInit {
   }
 }
 
-const notFound = (reportId: number) => reportsError('report_not_found', `Report ${reportId} was not found`);
+const notFound = (reportId: number) => missing('Report', reportId);
 
 const reservedPublicId = (publicId: string) =>
   reportsError(

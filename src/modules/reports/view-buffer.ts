@@ -1,17 +1,21 @@
+import type { SqlParams } from '../../core/database/named-params.js';
+import { userExistsSql } from '../users/users.fragments.js';
+
 /** Writes a batch of views; reports or users deleted meanwhile are skipped. */
 export const FLUSH_VIEWS_SQL = `
 INSERT INTO report_views (report_id, user_id, last_viewed_at)
 SELECT v.report_id, v.user_id, v.at
-FROM unnest($1::int[], $2::int[], $3::timestamptz[]) AS v(report_id, user_id, at)
+FROM unnest(:reportIds::int[], :userIds::int[], :times::timestamptz[]) AS v(report_id, user_id, at)
 WHERE EXISTS (SELECT 1 FROM reports r WHERE r.id = v.report_id)
-  AND EXISTS (SELECT 1 FROM users u WHERE u.id = v.user_id)
+  AND ${userExistsSql('v.user_id')}
 ON CONFLICT (report_id, user_id)
 DO UPDATE SET last_viewed_at = GREATEST(report_views.last_viewed_at, excluded.last_viewed_at)`;
 
 /** More pending views than this are written at once instead of waiting for the timer. */
 const MAX_PENDING = 5000;
 
-type Writer = (sql: string, params: unknown[]) => Promise<unknown>;
+/** Runs SQL with named parameters (`Database.query`). */
+type Writer = (sql: string, params: SqlParams) => Promise<unknown>;
 
 /**
  * Buffers "user U viewed report R at T" in memory and writes the latest view of each pair in one
@@ -43,11 +47,11 @@ export class ViewBuffer {
       await previous;
       if (batch.length === 0) return;
       try {
-        await this.write(FLUSH_VIEWS_SQL, [
-          batch.map((v) => v.reportId),
-          batch.map((v) => v.userId),
-          batch.map((v) => v.at.toISOString()),
-        ]);
+        await this.write(FLUSH_VIEWS_SQL, {
+          reportIds: batch.map((v) => v.reportId),
+          userIds: batch.map((v) => v.userId),
+          times: batch.map((v) => v.at.toISOString()),
+        });
       } catch (error) {
         this.onError(error);
       }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { Principal } from '../../core/auth/principal.js';
+import { Database } from '../../core/database/database.js';
 import type { ApiError } from '../../core/http/api-error.js';
 import { DirectoryService, type DirectoryGroup } from '../users/directory.service.js';
 import { GroupsService } from '../users/groups.service.js';
@@ -42,13 +42,13 @@ function notFound(id: number): ApiError {
 @Injectable()
 export class ScimGroupsService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly db: Database,
     private readonly directory: DirectoryService,
     private readonly groups: GroupsService,
   ) {}
 
   async list(actor: Principal, query: ListQuery, base: string): Promise<ListResponse> {
-    const where = query.filter ? compileFilter(GROUP_FILTER_COLUMNS, query.filter, 2) : null;
+    const where = query.filter ? compileFilter(GROUP_FILTER_COLUMNS, query.filter) : null;
     const page = await this.directory.findGroups(actor.accountId, where, query.startIndex - 1, query.count);
     // Entra lists groups with excludedAttributes=members: then members are not even read.
     const members = projects(query.projection, 'members')
@@ -67,24 +67,24 @@ export class ScimGroupsService {
   }
 
   async get(actor: Principal, id: number, base: string, projection: Projection): Promise<ScimResult> {
-    return this.result(this.dataSource.manager, actor, id, base, projection);
+    return this.result(actor, id, base, projection);
   }
 
   async create(actor: Principal, body: unknown, base: string, projection: Projection): Promise<ScimResult> {
     const { attributes, members } = this.input(body);
     try {
-      return await this.dataSource.transaction(async (manager) => {
+      return await this.db.transaction(async () => {
         // The group row first: its insert share-locks the account row (foreign key), which user
         // writes lock for update before their user row. Locking the members first would take
         // the two in the opposite order and deadlock with a concurrent PATCH or DELETE of one.
-        const created = await this.groups.create(
-          actor,
-          { name: attributes.name, description: null, externalId: attributes.externalId },
-          manager,
-        );
-        const userIds = await this.userIds(manager, actor, members);
-        if (userIds.length > 0) await this.groups.addMembers(actor, created.id, userIds, manager);
-        return this.result(manager, actor, created.id, base, projection);
+        const created = await this.groups.create(actor, {
+          name: attributes.name,
+          description: null,
+          externalId: attributes.externalId,
+        });
+        const userIds = await this.userIds(actor, members);
+        if (userIds.length > 0) await this.groups.addMembers(actor, created.id, userIds);
+        return this.result(actor, created.id, base, projection);
       });
     } catch (err) {
       throw asUniqueness(err);
@@ -101,10 +101,10 @@ export class ScimGroupsService {
     projection: Projection,
   ): Promise<ScimResult> {
     const { attributes, members } = this.input(body);
-    return this.write(actor, id, ifMatch, base, projection, async (manager, groupId, current) => {
-      const userIds = await this.userIds(manager, actor, members);
-      await this.groups.replaceMembers(actor, groupId, userIds, manager);
-      await this.stampIfChanged(manager, actor, current, attributes, true);
+    return this.write(actor, id, ifMatch, base, projection, async (groupId, current) => {
+      const userIds = await this.userIds(actor, members);
+      await this.groups.replaceMembers(actor, groupId, userIds);
+      await this.stampIfChanged(actor, current, attributes, true);
     });
   }
 
@@ -118,16 +118,16 @@ export class ScimGroupsService {
     projection: Projection,
   ): Promise<ScimResult> {
     const plan = planGroupPatch(parsePatchRequest(body));
-    return this.write(actor, id, ifMatch, base, projection, async (manager, groupId, current) => {
+    return this.write(actor, id, ifMatch, base, projection, async (groupId, current) => {
       const doc = groupDocument(current);
       for (const operation of plan.attributeOps) applyOperation(doc, operation, GROUP_SCHEMA);
       const attributes = groupAttributes(doc);
       const added = plan.memberSteps.flatMap((s) =>
         s.kind === 'add' || s.kind === 'replace' ? s.values : [],
       );
-      await this.userIds(manager, actor, added);
-      for (const step of plan.memberSteps) await this.applyStep(manager, actor, groupId, step);
-      await this.stampIfChanged(manager, actor, current, attributes, plan.memberSteps.length > 0);
+      await this.userIds(actor, added);
+      for (const step of plan.memberSteps) await this.applyStep(actor, groupId, step);
+      await this.stampIfChanged(actor, current, attributes, plan.memberSteps.length > 0);
     });
   }
 
@@ -136,7 +136,6 @@ export class ScimGroupsService {
    * membership changed: a PUT or PATCH that changes nothing keeps the date and the version.
    */
   private async stampIfChanged(
-    manager: EntityManager,
     actor: Principal,
     current: DirectoryGroup,
     attributes: GroupAttributes,
@@ -144,21 +143,21 @@ export class ScimGroupsService {
   ): Promise<void> {
     let changed = attributes.name !== current.name || attributes.externalId !== current.externalId;
     if (!changed && membersTouched) {
-      const after = await this.directory.getGroup(actor.accountId, current.id, manager);
+      const after = await this.directory.getGroup(actor.accountId, current.id);
       changed = after?.membersDigest !== current.membersDigest;
     }
-    if (changed) await this.groups.update(actor, current.id, attributes, manager);
+    if (changed) await this.groups.update(actor, current.id, attributes);
   }
 
   /** DELETE through `GroupsService.remove`, with `If-Match` compared on the locked row first. */
   async remove(actor: Principal, id: number, ifMatch: string | undefined): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
+    await this.db.transaction(async () => {
       if (ifMatch !== undefined) {
-        const group = await this.directory.getGroup(actor.accountId, id, manager, true);
+        const group = await this.directory.lockGroup(actor.accountId, id);
         if (!group) throw notFound(id);
         checkIfMatch(ifMatch, groupEtag(group));
       }
-      await this.groups.remove(actor, id, manager);
+      await this.groups.remove(actor, id);
     });
   }
 
@@ -168,15 +167,15 @@ export class ScimGroupsService {
     ifMatch: string | undefined,
     base: string,
     projection: Projection,
-    change: (manager: EntityManager, id: number, current: DirectoryGroup) => Promise<void>,
+    change: (id: number, current: DirectoryGroup) => Promise<void>,
   ): Promise<ScimResult> {
     try {
-      return await this.dataSource.transaction(async (manager) => {
-        const current = await this.directory.getGroup(actor.accountId, id, manager, true);
+      return await this.db.transaction(async () => {
+        const current = await this.directory.lockGroup(actor.accountId, id);
         if (!current) throw notFound(id);
         checkIfMatch(ifMatch, groupEtag(current));
-        await change(manager, id, current);
-        return this.result(manager, actor, id, base, projection);
+        await change(id, current);
+        return this.result(actor, id, base, projection);
       });
     } catch (err) {
       throw asUniqueness(err);
@@ -184,40 +183,30 @@ export class ScimGroupsService {
   }
 
   /** One membership change, as a set operation. Values to add were checked by `userIds`. */
-  private async applyStep(manager: EntityManager, actor: Principal, groupId: number, step: MemberStep) {
+  private async applyStep(actor: Principal, groupId: number, step: MemberStep) {
     const ids = (values: string[]) => values.map(parseResourceId).filter((v): v is number => v !== null);
     switch (step.kind) {
       case 'add':
-        if (step.values.length > 0) await this.groups.addMembers(actor, groupId, ids(step.values), manager);
+        if (step.values.length > 0) await this.groups.addMembers(actor, groupId, ids(step.values));
         return;
       case 'replace':
-        await this.groups.replaceMembers(actor, groupId, ids(step.values), manager);
+        await this.groups.replaceMembers(actor, groupId, ids(step.values));
         return;
       case 'remove':
         if (step.values.length > 0) {
-          await this.groups.removeMembers(actor, groupId, ids(step.values), manager);
+          await this.groups.removeMembers(actor, groupId, ids(step.values));
         }
         return;
       case 'removeAll':
-        await this.groups.removeMembers(actor, groupId, 'all', manager);
+        await this.groups.removeMembers(actor, groupId, 'all');
         return;
       case 'removeWhere':
-        await this.groups.removeMembers(
-          actor,
-          groupId,
-          await this.selected(manager, actor, groupId, step.filter),
-          manager,
-        );
+        await this.groups.removeMembers(actor, groupId, await this.selected(actor, groupId, step.filter));
     }
   }
 
   /** The members a `members[...]` filter selects: read straight from `value eq` filters, else evaluated. */
-  private async selected(
-    manager: EntityManager,
-    actor: Principal,
-    groupId: number,
-    filter: FilterNode,
-  ): Promise<number[]> {
+  private async selected(actor: Principal, groupId: number, filter: FilterNode): Promise<number[]> {
     const items = filter.kind === 'or' ? filter.items : [filter];
     const direct = items.every(
       (f) =>
@@ -232,7 +221,7 @@ export class ScimGroupsService {
         .map(parseResourceId)
         .filter((v): v is number => v !== null);
     }
-    const members = await this.directory.membersOfGroups(actor.accountId, [groupId], manager);
+    const members = await this.directory.membersOfGroups(actor.accountId, [groupId]);
     return members
       .filter((m) =>
         matchesValue(
@@ -249,16 +238,11 @@ export class ScimGroupsService {
    * The user ids of member values, share-locked: 400 invalidValue naming every value that is
    * not the id of a user of the account.
    */
-  private async userIds(
-    manager: EntityManager,
-    actor: Principal,
-    values: readonly string[],
-  ): Promise<number[]> {
+  private async userIds(actor: Principal, values: readonly string[]): Promise<number[]> {
     const unique = [...new Set(values)];
     const parsed = unique.map((v) => ({ v, id: parseResourceId(v) }));
     const found = new Set(
       await this.directory.existingUserIds(
-        manager,
         actor.accountId,
         parsed.flatMap((p) => (p.id === null ? [] : [p.id])),
       ),
@@ -274,16 +258,15 @@ export class ScimGroupsService {
 
   /** The group as a resource, its members read only when the projection returns them. */
   private async result(
-    manager: EntityManager,
     actor: Principal,
     id: number,
     base: string,
     projection: Projection,
   ): Promise<ScimResult> {
-    const group = await this.directory.getGroup(actor.accountId, id, manager);
+    const group = await this.directory.getGroup(actor.accountId, id);
     if (!group) throw notFound(id);
     const members = projects(projection, 'members')
-      ? await this.directory.membersOfGroups(actor.accountId, [id], manager)
+      ? await this.directory.membersOfGroups(actor.accountId, [id])
       : null;
     return { resource: toScimGroup(group, members, base), etag: groupEtag(group) };
   }

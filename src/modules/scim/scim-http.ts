@@ -16,7 +16,7 @@ export const MAX_COUNT = 1000;
 const IF_NONE_MATCH = 'scimIfNoneMatch';
 
 /**
- * Every SCIM success answers `application/scim+json` (errors get it from the exception filter).
+ * Every SCIM success answers `application/scim+json` (errors get it from `renderScimError`).
  * The conditional GET headers are taken off the request: Express would otherwise answer 304 to
  * any list or discovery GET with `If-None-Match: *` or with the hash it computes of the body.
  * Only single resources are versioned (RFC 7644 section 3.14); `sendResource` compares them.

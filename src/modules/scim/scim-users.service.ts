@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import type { Principal } from '../../core/auth/principal.js';
+import { Database } from '../../core/database/database.js';
 import { ApiError } from '../../core/http/api-error.js';
 import { DirectoryService, type DirectoryUser } from '../users/directory.service.js';
 import { UsersService } from '../users/users.service.js';
@@ -38,13 +38,13 @@ function notFound(id: number): ApiError {
 @Injectable()
 export class ScimUsersService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly db: Database,
     private readonly directory: DirectoryService,
     private readonly users: UsersService,
   ) {}
 
   async list(actor: Principal, query: ListQuery, base: string): Promise<ListResponse> {
-    const where = query.filter ? compileFilter(USER_FILTER_COLUMNS, query.filter, 2) : null;
+    const where = query.filter ? compileFilter(USER_FILTER_COLUMNS, query.filter) : null;
     const page = await this.directory.findUsers(actor.accountId, where, query.startIndex - 1, query.count);
     // One query for the whole page's memberships (never one per user), grouped in one pass.
     const groups = byKey(
@@ -118,14 +118,14 @@ export class ScimUsersService {
    * passes to the caller), in one transaction with the `If-Match` comparison on the locked row.
    */
   async remove(actor: Principal, id: number, ifMatch: string | undefined): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
+    await this.db.transaction(async () => {
       if (ifMatch !== undefined) {
-        const user = await this.directory.lockUser(manager, actor.accountId, id);
+        const user = await this.directory.lockUser(actor.accountId, id);
         if (!user) throw notFound(id);
-        const groups = await this.directory.groupsOfUsers(actor.accountId, [id], manager);
+        const groups = await this.directory.groupsOfUsers(actor.accountId, [id]);
         checkIfMatch(ifMatch, userEtag(user, groups));
       }
-      await this.users.remove(actor, id, manager);
+      await this.users.remove(actor, id);
     });
   }
 
@@ -141,10 +141,10 @@ export class ScimUsersService {
     compute: (current: DirectoryUser) => ReturnType<typeof userInput>,
   ): Promise<ScimResult> {
     try {
-      return await this.dataSource.transaction(async (manager) => {
-        const current = await this.directory.lockUser(manager, actor.accountId, id);
+      return await this.db.transaction(async () => {
+        const current = await this.directory.lockUser(actor.accountId, id);
         if (!current) throw notFound(id);
-        const groups = await this.directory.groupsOfUsers(actor.accountId, [id], manager);
+        const groups = await this.directory.groupsOfUsers(actor.accountId, [id]);
         checkIfMatch(ifMatch, userEtag(current, groups));
         const input = compute(current);
         // Nothing to change: no write, so meta.lastModified and the version stay.
@@ -152,9 +152,9 @@ export class ScimUsersService {
           return { resource: toScimUser(current, groups, base), etag: userEtag(current, groups) };
         }
         if (input.isDeactivated && !current.isDeactivated) {
-          await this.users.guardDeactivation(manager, actor, id);
+          await this.users.guardDeactivation(actor, id);
         }
-        const updated = await this.directory.updateUser(manager, actor.accountId, id, input);
+        const updated = await this.directory.updateUser(actor.accountId, id, input);
         const resource = toScimUser(updated, groups, base);
         return { resource, etag: userEtag(updated, groups) };
       });

@@ -1,8 +1,10 @@
+import type { Response } from 'express';
 import { errorsOf } from '../../core/http/api-error.js';
+import type { ErrorBody } from '../../core/http/exception.filter.js';
 
 /**
  * SCIM errors. Codes named after the `scimType` values of RFC 7644 section 3.12 travel as
- * `scimType` in the SCIM error body (see `sendError` in the exception filter).
+ * `scimType` in the SCIM error body (see {@link renderScimError}).
  */
 export const scimError = errorsOf(
   'invalidFilter',
@@ -18,3 +20,50 @@ export const scimError = errorsOf(
 );
 
 export type ScimErrorCode = Parameters<typeof scimError>[0];
+
+/** Every request under this path answers errors in the SCIM error schema. */
+export const SCIM_PATH = /^\/api\/scim\/v2(\/|$)/;
+
+/** The `scimType` values of RFC 7644 section 3.12; codes of that name travel as `scimType`. */
+const SCIM_TYPES: ReadonlySet<string> = new Set([
+  'invalidFilter',
+  'tooMany',
+  'uniqueness',
+  'mutability',
+  'invalidSyntax',
+  'invalidPath',
+  'noTarget',
+  'invalidValue',
+  'invalidVers',
+  'sensitive',
+]);
+
+/** Core input errors raised before SCIM's own validation, in SCIM's vocabulary. */
+const SCIM_TYPE_OF_CORE_CODE: Readonly<Record<string, string>> = {
+  malformed_json: 'invalidSyntax',
+  invalid_characters: 'invalidValue',
+};
+
+/**
+ * Writes an error in the SCIM error schema (RFC 7644 section 3.12, `application/scim+json`),
+ * where identity providers expect it: registered for {@link SCIM_PATH} by the SCIM module, so
+ * errors raised before routing (malformed JSON, 415, 429) and by the guard answer so too.
+ */
+export function renderScimError(res: Response, body: ErrorBody): void {
+  const detail = Array.isArray(body.message) ? body.message.join('; ') : body.message;
+  res
+    .status(body.statusCode)
+    .type('application/scim+json')
+    .send(
+      JSON.stringify({
+        schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
+        status: String(body.statusCode),
+        ...(SCIM_TYPES.has(body.code)
+          ? { scimType: body.code }
+          : body.code in SCIM_TYPE_OF_CORE_CODE
+            ? { scimType: SCIM_TYPE_OF_CORE_CODE[body.code] }
+            : {}),
+        detail,
+      }),
+    );
+}

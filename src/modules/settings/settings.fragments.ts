@@ -4,4 +4,10 @@
  * owner (checked by test/unit/module-boundaries.spec.ts). Each fragment is a function of the
  * caller's aliases and `:name` parameters, documented with what it returns.
  */
-export {};
+
+/**
+ * A boolean SQL expression: whether the account `accountId` (an SQL expression, e.g.
+ * `:accountId`) keeps an audit log. False for an account without a settings row.
+ */
+export const auditLogEnabledSql = (accountId: string): string =>
+  `EXISTS (SELECT 1 FROM tenant_settings s WHERE s.account_id = ${accountId} AND s.audit_log_enabled)`;

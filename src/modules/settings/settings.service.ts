@@ -1,28 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import type { Principal } from '../../core/auth/principal.js';
-import { queryRows } from '../../core/database/sql.js';
 import type { AppConfigDto, AppConfigInputDto } from './dto/app-config.dto.js';
-import type { TenantSettingsDto, TenantSettingsInputDto, Weekday } from './dto/tenant-settings.dto.js';
-
-interface SettingsRow {
-  auditLogEnabled: boolean;
-  auditLogEnabledAt: Date | null;
-  hasSupportAccess: boolean;
-  useAIBIUserInterface: boolean;
-  maintenanceWindowEnabled: boolean;
-  maintenanceWindowDay: Weekday;
-  maintenanceWindowTime: string;
-  oidcEnabled: boolean;
-  appTheme: AppConfigDto['appTheme'];
-  applyThemeGlobally: boolean;
-  creatorMode: AppConfigDto['creatorMode'];
-  embedding: AppConfigDto['embedding'];
-  restrictDataDownload: boolean;
-  sheetsAgentChatEnabled: boolean;
-  sheetsUi: AppConfigDto['sheetsUi'];
-  timezoneSettings: AppConfigDto['timezoneSettings'];
-}
+import type { TenantSettingsDto, TenantSettingsInputDto } from './dto/tenant-settings.dto.js';
+import { SettingsRepository, type SettingsChange, type SettingsRow } from './settings.repository.js';
 
 /** What an account without a row has; the column defaults of the migration say the same. */
 const DEFAULTS: SettingsRow = {
@@ -44,35 +24,6 @@ const DEFAULTS: SettingsRow = {
   timezoneSettings: null,
 };
 
-/** Every field, its column, and the SQL type its parameter is cast to. */
-const FIELDS: Record<
-  keyof SettingsRow,
-  [column: string, type: 'boolean' | 'text' | 'jsonb' | 'timestamptz']
-> = {
-  auditLogEnabled: ['audit_log_enabled', 'boolean'],
-  auditLogEnabledAt: ['audit_log_enabled_at', 'timestamptz'],
-  hasSupportAccess: ['has_support_access', 'boolean'],
-  useAIBIUserInterface: ['use_aibi_user_interface', 'boolean'],
-  maintenanceWindowEnabled: ['maintenance_window_enabled', 'boolean'],
-  maintenanceWindowDay: ['maintenance_window_day', 'text'],
-  maintenanceWindowTime: ['maintenance_window_time', 'text'],
-  oidcEnabled: ['oidc_enabled', 'boolean'],
-  appTheme: ['app_theme', 'jsonb'],
-  applyThemeGlobally: ['apply_theme_globally', 'boolean'],
-  creatorMode: ['creator_mode', 'jsonb'],
-  embedding: ['embedding', 'jsonb'],
-  restrictDataDownload: ['restrict_data_download', 'boolean'],
-  sheetsAgentChatEnabled: ['sheets_agent_chat_enabled', 'boolean'],
-  sheetsUi: ['sheets_ui', 'jsonb'],
-  timezoneSettings: ['timezone_settings', 'jsonb'],
-};
-
-const SELECT_COLUMNS = Object.entries(FIELDS)
-  .map(([field, [column]]) => `s.${column} AS "${field}"`)
-  .join(', ');
-
-type Change = [field: keyof SettingsRow, value: unknown];
-
 /**
  * Tenant settings and app config of an account, kept in one `tenant_settings` row. Reads never
  * write; an update is one `INSERT ... ON CONFLICT DO UPDATE` that sets only the fields it was
@@ -80,7 +31,7 @@ type Change = [field: keyof SettingsRow, value: unknown];
  */
 @Injectable()
 export class SettingsService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly settings: SettingsRepository) {}
 
   async getTenantSettings(actor: Principal): Promise<TenantSettingsDto> {
     return toTenantSettings(await this.read(actor.accountId));
@@ -88,7 +39,7 @@ export class SettingsService {
 
   /** Omitted or null fields are left unchanged. */
   async updateTenantSettings(actor: Principal, dto: TenantSettingsInputDto): Promise<TenantSettingsDto> {
-    const changes: Change[] = [];
+    const changes: SettingsChange[] = [];
     for (const field of [
       'auditLogEnabled',
       'hasSupportAccess',
@@ -113,7 +64,7 @@ export class SettingsService {
    * them, an object replaces the stored one as a whole.
    */
   async updateAppConfig(actor: Principal, dto: AppConfigInputDto): Promise<AppConfigDto> {
-    const changes: Change[] = [];
+    const changes: SettingsChange[] = [];
     for (const field of ['applyThemeGlobally', 'restrictDataDownload', 'sheetsAgentChatEnabled'] as const) {
       const value = dto[field];
       if (value !== undefined && value !== null) changes.push([field, value]);
@@ -126,44 +77,12 @@ export class SettingsService {
   }
 
   private async read(accountId: number): Promise<SettingsRow> {
-    const [row] = await queryRows<SettingsRow>(
-      this.dataSource,
-      `SELECT ${SELECT_COLUMNS} FROM tenant_settings s WHERE s.account_id = $1`,
-      [accountId],
-    );
-    return row ?? DEFAULTS;
+    return (await this.settings.find(accountId)) ?? DEFAULTS;
   }
 
-  private async write(accountId: number, changes: Change[]): Promise<SettingsRow> {
+  private async write(accountId: number, changes: SettingsChange[]): Promise<SettingsRow> {
     if (changes.length === 0) return this.read(accountId);
-    const params: unknown[] = [accountId];
-    const columns = ['account_id'];
-    const values = ['$1'];
-    const updates: string[] = [];
-    for (const [field, value] of changes) {
-      const [column, type] = FIELDS[field];
-      columns.push(column);
-      values.push(`$${params.push(value)}::${type}`);
-      updates.push(`${column} = EXCLUDED.${column}`);
-    }
-    const audit = changes.find(([field]) => field === 'auditLogEnabled');
-    if (audit) {
-      // Stamped when the audit log turns from off to on; kept when it is switched off.
-      columns.push('audit_log_enabled_at');
-      values.push(`CASE WHEN $${params.push(audit[1])}::boolean THEN now() END`);
-      updates.push(
-        `audit_log_enabled_at = CASE WHEN EXCLUDED.audit_log_enabled AND NOT s.audit_log_enabled
-           THEN now() ELSE s.audit_log_enabled_at END`,
-      );
-    }
-    const [row] = await queryRows<SettingsRow>(
-      this.dataSource,
-      `INSERT INTO tenant_settings AS s (${columns.join(', ')}) VALUES (${values.join(', ')})
-       ON CONFLICT (account_id) DO UPDATE SET ${updates.join(', ')}, updated_at = now()
-       RETURNING ${SELECT_COLUMNS}`,
-      params,
-    );
-    return row;
+    return this.settings.upsert(accountId, changes);
   }
 }
 

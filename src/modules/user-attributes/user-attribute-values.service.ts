@@ -1,31 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import type { Principal } from '../../core/auth/principal.js';
-import { queryRows } from '../../core/database/sql.js';
 import { coreError } from '../../core/http/api-error.js';
-import {
-  formatValue,
-  parseDefault,
-  valueProblem,
-  type AttributeType,
-  type AttributeValue,
-} from './attribute-types.js';
+import { notFound } from '../../core/http/not-found.js';
+import { formatValue, parseDefault, valueProblem } from './attribute-types.js';
 import type { UserAttributeValueDto, UserAttributeValueInputDto } from './dto/user-attribute-value.dto.js';
 import { attributeNotFound, userAttributesError } from './user-attributes.errors.js';
-
-interface ValueRow {
-  userAttributeId: number;
-  name: string;
-  displayName: string | null;
-  description: string | null;
-  type: AttributeType;
-  defaultValue: string | null;
-  /** The user's own value; null without one (a stored value is never JSON null). */
-  value: AttributeValue | null;
-}
-
-const ATTRIBUTE_COLUMNS = `a.id AS "userAttributeId", a.name, a.display_name AS "displayName", a.description,
-  a.type, a.default_value AS "defaultValue"`;
+import { UserAttributesRepository, type ValueRow } from './user-attributes.repository.js';
 
 /**
  * Per-user values of the account's attributes. A value is one row, written by a single upsert;
@@ -33,7 +13,7 @@ const ATTRIBUTE_COLUMNS = `a.id AS "userAttributeId", a.name, a.display_name AS 
  */
 @Injectable()
 export class UserAttributeValuesService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly attributes: UserAttributesRepository) {}
 
   /**
    * The effective values of one user: attributes the user has a value for, and attributes with a
@@ -44,15 +24,7 @@ export class UserAttributeValuesService {
     if (!actor.isAdmin && actor.userId !== userId) {
       throw coreError('forbidden', 'Only admins can read the attribute values of other users');
     }
-    const rows = await queryRows<ValueRow>(
-      this.dataSource,
-      `SELECT ${ATTRIBUTE_COLUMNS}, v.value
-       FROM user_attributes a
-       LEFT JOIN user_attribute_values v ON v.user_attribute_id = a.id AND v.user_id = $2
-       WHERE a.account_id = $1 AND (v.user_id IS NOT NULL OR a.default_value IS NOT NULL)
-       ORDER BY a.name COLLATE "C", a.id`,
-      [actor.accountId, userId],
-    );
+    const rows = await this.attributes.valuesOf(actor.accountId, userId);
     return rows.map((r) => toValueDto(userId, r)).filter((v) => v.value !== null);
   }
 
@@ -60,17 +32,10 @@ export class UserAttributeValuesService {
   async upsert(actor: Principal, dto: UserAttributeValueInputDto): Promise<UserAttributeValueDto> {
     const { userId, userAttributeId, value } = dto;
     await this.assertUser(actor.accountId, userId);
-    const [attribute] = await queryRows<ValueRow>(
-      this.dataSource,
-      `SELECT ${ATTRIBUTE_COLUMNS}, NULL AS value FROM user_attributes a WHERE a.account_id = $1 AND a.id = $2`,
-      [actor.accountId, userAttributeId],
-    );
+    const attribute = await this.attributes.attribute(actor.accountId, userAttributeId);
     if (!attribute) throw attributeNotFound(userAttributeId);
     if (value === null) {
-      await this.dataSource.query(
-        `DELETE FROM user_attribute_values WHERE user_id = $1 AND user_attribute_id = $2 AND account_id = $3`,
-        [userId, userAttributeId, actor.accountId],
-      );
+      await this.attributes.deleteValue(actor.accountId, userId, userAttributeId);
       return toValueDto(userId, attribute);
     }
     const problem = valueProblem(attribute.type, value);
@@ -80,21 +45,12 @@ export class UserAttributeValuesService {
         `value of attribute "${attribute.name}" (${attribute.type}) ${problem}`,
       );
     }
-    await this.dataSource.query(
-      `INSERT INTO user_attribute_values (user_id, user_attribute_id, account_id, value)
-       VALUES ($1, $2, $3, $4::jsonb)
-       ON CONFLICT (user_id, user_attribute_id) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
-      [userId, userAttributeId, actor.accountId, JSON.stringify(value)],
-    );
+    await this.attributes.setValue(actor.accountId, userId, userAttributeId, value);
     return toValueDto(userId, { ...attribute, value });
   }
 
   private async assertUser(accountId: number, userId: number): Promise<void> {
-    const rows = await queryRows(this.dataSource, `SELECT 1 FROM users WHERE account_id = $1 AND id = $2`, [
-      accountId,
-      userId,
-    ]);
-    if (rows.length === 0) throw userAttributesError('user_not_found', `User ${userId} was not found`);
+    if (!(await this.attributes.userExists(accountId, userId))) throw notFound('User', userId);
   }
 }
 

@@ -6,7 +6,6 @@ export const userAttributesError = errorsOf(
   'attribute_type_immutable',
   'invalid_default_value',
   'invalid_attribute_value',
-  'user_not_found',
 );
 
 export const attributeNotFound = (id: number) =>

@@ -1,11 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import type { Principal } from '../../core/auth/principal.js';
-import { isoSql, queryRows, uniqueViolation } from '../../core/database/sql.js';
+import { uniqueViolation } from '../../core/database/sql.js';
 import {
   buildPage,
   fetchLimit,
-  keysetPredicate,
   resolvePaging,
   withLegacyFields,
   type LegacyPage,
@@ -18,9 +16,7 @@ import type {
   UserAttributeUpdateDto,
 } from './dto/user-attribute.dto.js';
 import { attributeNotFound, userAttributesError } from './user-attributes.errors.js';
-
-const ATTRIBUTE_COLUMNS = `a.id, a.name, a.type, a.display_name AS "displayName", a.description,
-  a.default_value AS "defaultValue"`;
+import { UserAttributesRepository } from './user-attributes.repository.js';
 
 /**
  * The user attributes of an account. Name and type are fixed at creation: values already
@@ -28,35 +24,19 @@ const ATTRIBUTE_COLUMNS = `a.id, a.name, a.type, a.display_name AS "displayName"
  */
 @Injectable()
 export class UserAttributesService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly attributes: UserAttributesRepository) {}
 
   /** Newest first. */
   async list(actor: Principal, query: UserAttributesQueryDto): Promise<LegacyPage<UserAttributeDto>> {
     const paging = resolvePaging(query, ['date', 'number']);
-    const params: unknown[] = [actor.accountId];
-    let filter = 'a.account_id = $1';
-    if (query.name !== undefined) filter += ` AND a.name = $${params.push(query.name)}`;
-    if (query.type !== undefined) filter += ` AND a.type = $${params.push(query.type)}`;
-    const keyset = keysetPredicate(
-      ['a.created_at', 'a.id'],
-      'DESC',
-      paging.mode === 'cursor' ? paging.after : null,
-      params.length + 1,
-    );
-    const offset = paging.mode === 'offset' ? ` OFFSET ${paging.offset}` : '';
-    const [rows, [total]] = await Promise.all([
-      queryRows<UserAttributeDto & { createdAt: string }>(
-        this.dataSource,
-        `SELECT ${ATTRIBUTE_COLUMNS}, ${isoSql('a.created_at')} AS "createdAt"
-         FROM user_attributes a WHERE ${filter} AND ${keyset.sql}
-         ORDER BY a.created_at DESC, a.id DESC LIMIT ${fetchLimit(paging)}${offset}`,
-        [...params, ...keyset.params],
-      ),
-      queryRows<{ n: number }>(
-        this.dataSource,
-        `SELECT count(*)::int AS n FROM user_attributes a WHERE ${filter}`,
-        params,
-      ),
+    const filter = { name: query.name, type: query.type };
+    const [rows, total] = await Promise.all([
+      this.attributes.list(actor.accountId, filter, {
+        after: paging.mode === 'cursor' ? paging.after : null,
+        limit: fetchLimit(paging),
+        offset: paging.mode === 'offset' ? paging.offset : null,
+      }),
+      this.attributes.count(actor.accountId, filter),
     ]);
     const page = buildPage(
       rows,
@@ -64,25 +44,19 @@ export class UserAttributesService {
       (r) => [r.createdAt, r.id],
       ({ createdAt: _, ...attribute }) => attribute,
     );
-    return withLegacyFields(page, paging, total.n);
+    return withLegacyFields(page, paging, total);
   }
 
   async create(actor: Principal, dto: UserAttributeCreateDto): Promise<UserAttributeDto> {
     assertDefault(dto.type, dto.defaultValue);
     try {
-      const [row] = await queryRows<UserAttributeDto>(
-        this.dataSource,
-        `INSERT INTO user_attributes AS a (account_id, name, type, display_name, description, default_value)
-         VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${ATTRIBUTE_COLUMNS}`,
-        [
-          actor.accountId,
-          dto.name,
-          dto.type,
-          dto.displayName ?? null,
-          dto.description ?? null,
-          dto.defaultValue ?? null,
-        ],
-      );
+      const row = await this.attributes.insert(actor.accountId, {
+        name: dto.name,
+        type: dto.type,
+        displayName: dto.displayName ?? null,
+        description: dto.description ?? null,
+        defaultValue: dto.defaultValue ?? null,
+      });
       return row;
     } catch (err) {
       if (uniqueViolation(err) !== null) {
@@ -105,28 +79,19 @@ export class UserAttributesService {
       );
     }
     assertDefault(current.type, dto.defaultValue);
-    const params: unknown[] = [actor.accountId, id];
-    const sets: string[] = [];
-    if (dto.displayName !== undefined) sets.push(`display_name = $${params.push(dto.displayName)}`);
-    if (dto.description !== undefined) sets.push(`description = $${params.push(dto.description)}`);
-    if (dto.defaultValue !== undefined) sets.push(`default_value = $${params.push(dto.defaultValue)}`);
-    if (sets.length === 0) return current;
-    const [row] = await queryRows<UserAttributeDto>(
-      this.dataSource,
-      `UPDATE user_attributes a SET ${sets.join(', ')}, updated_at = now()
-       WHERE a.account_id = $1 AND a.id = $2 RETURNING ${ATTRIBUTE_COLUMNS}`,
-      params,
-    );
+    const changes = {
+      displayName: dto.displayName,
+      description: dto.description,
+      defaultValue: dto.defaultValue,
+    };
+    if (Object.values(changes).every((v) => v === undefined)) return current;
+    const row = await this.attributes.update(actor.accountId, id, changes);
     if (!row) throw attributeNotFound(id);
     return row;
   }
 
   private async get(accountId: number, id: number): Promise<UserAttributeDto> {
-    const [row] = await queryRows<UserAttributeDto>(
-      this.dataSource,
-      `SELECT ${ATTRIBUTE_COLUMNS} FROM user_attributes a WHERE a.account_id = $1 AND a.id = $2`,
-      [accountId, id],
-    );
+    const row = await this.attributes.get(accountId, id);
     if (!row) throw attributeNotFound(id);
     return row;
   }

@@ -1,31 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { Principal } from '../../core/auth/principal.js';
 import { issueToken } from '../../core/auth/token.js';
 import { coreError } from '../../core/http/api-error.js';
-import {
-  buildPage,
-  fetchLimit,
-  keysetPredicate,
-  resolvePaging,
-  type Page,
-} from '../../core/http/pagination.js';
+import { notFound } from '../../core/http/not-found.js';
+import { buildPage, fetchLimit, resolvePaging, type Page } from '../../core/http/pagination.js';
 import type { ApiKeyCreateDto, ApiKeyCreatedDto, ApiKeyDto, ApiKeysQueryDto } from './dto/api-key.dto.js';
-import { usersError } from './users.errors.js';
-import { queryRows } from '../../core/database/sql.js';
-
-interface ApiKeyRow {
-  id: number;
-  name: string;
-  prefix: string;
-  userId: number;
-  createdAt: Date;
-  lastUsedAt: Date | null;
-  expiresAt: Date | null;
-}
-
-const COLUMNS = `id, name, token_prefix AS prefix, user_id AS "userId", created_at AS "createdAt",
-  last_used_at AS "lastUsedAt", expires_at AS "expiresAt"`;
+import { ApiKeysRepository, type ApiKeyRow } from './api-keys.repository.js';
 
 function toDto(row: ApiKeyRow): ApiKeyDto {
   return {
@@ -45,17 +25,12 @@ function toDto(row: ApiKeyRow): ApiKeyDto {
  */
 @Injectable()
 export class ApiKeysService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly repo: ApiKeysRepository) {}
 
   async list(actor: Principal, query: ApiKeysQueryDto): Promise<Page<ApiKeyDto>> {
     const paging = resolvePaging(query, ['number']);
-    const keyset = keysetPredicate(['id'], 'ASC', paging.mode === 'cursor' ? paging.after : null, 3);
-    const rows: ApiKeyRow[] = await this.dataSource.query(
-      `SELECT ${COLUMNS} FROM api_keys
-       WHERE account_id = $1 AND user_id = $2 AND revoked_at IS NULL AND ${keyset.sql}
-       ORDER BY id LIMIT ${fetchLimit(paging)}`,
-      [actor.accountId, actor.userId, ...keyset.params],
-    );
+    const afterId = paging.mode === 'cursor' && paging.after ? (paging.after[0] as number) : null;
+    const rows = await this.repo.page(actor.accountId, actor.userId, afterId, fetchLimit(paging));
     return buildPage(rows, paging, (r) => [r.id], toDto);
   }
 
@@ -64,33 +39,32 @@ export class ApiKeysService {
     if (expiresAt && expiresAt.getTime() <= Date.now()) {
       throw coreError('validation_failed', ['expiresAt must be in the future']);
     }
-    return this.issue(this.dataSource.manager, actor.accountId, actor.userId, dto.name, expiresAt);
+    return this.issue(actor.accountId, actor.userId, dto.name, expiresAt);
   }
 
-  /** Issues a key for a user; also used by the admin command line and the embedded bootstrap. */
+  /**
+   * Issues a key for a user (joining the caller's unit of work when one is open); also used by
+   * the admin command line and the embedded bootstrap.
+   */
   async issue(
-    manager: EntityManager,
     accountId: number,
     userId: number,
     name: string,
     expiresAt: Date | null = null,
   ): Promise<ApiKeyCreatedDto> {
     const issued = issueToken();
-    const rows: ApiKeyRow[] = await manager.query(
-      `INSERT INTO api_keys (account_id, user_id, name, token_hash, token_prefix, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
-      [accountId, userId, name, issued.hash, issued.prefix, expiresAt],
-    );
-    return { ...toDto(rows[0]), token: issued.token };
+    const row = await this.repo.insert({
+      accountId,
+      userId,
+      name,
+      tokenHash: issued.hash,
+      tokenPrefix: issued.prefix,
+      expiresAt,
+    });
+    return { ...toDto(row), token: issued.token };
   }
 
   async revoke(actor: Principal, id: number): Promise<void> {
-    const rows = await queryRows(
-      this.dataSource,
-      `UPDATE api_keys SET revoked_at = now()
-       WHERE account_id = $1 AND user_id = $2 AND id = $3 AND revoked_at IS NULL RETURNING id`,
-      [actor.accountId, actor.userId, id],
-    );
-    if (rows.length === 0) throw usersError('api_key_not_found', `API key ${id} was not found`);
+    if (!(await this.repo.revoke(actor.accountId, actor.userId, id))) throw notFound('ApiKey', id);
   }
 }

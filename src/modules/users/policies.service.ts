@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { GrantableType } from '../../core/auth/access.service.js';
 import { AccessService } from '../../core/auth/access.service.js';
+import type { GrantPrincipal, GrantRow } from '../../core/auth/grants.repository.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { ALL_RESOURCES, type PolicyDto, type PolicyResourceType } from './dto/policy.dto.js';
 import { usersError } from './users.errors.js';
 
-export type PrincipalType = 'role' | 'user' | 'group';
+export type PrincipalType = GrantPrincipal['type'];
 
 /** How a policy on every resource of its type is stored (`resource_id`): never an id. */
 const EVERY = '*';
@@ -21,23 +21,13 @@ function storedResources(p: PolicyDto): string[] {
 
 const GRANTABLE: ReadonlySet<string> = new Set<GrantableType>(['Deployment', 'Folder', 'Workbook', 'Report']);
 
-interface GrantRow {
-  principalId: number;
-  resourceType: string;
-  resourceId: string;
-  action: string;
-}
-
 /**
- * Policies in the reference's shape (`resourceType`, `actions`, `resources`), stored one row per
- * (principal, resource, action) in `policies`.
+ * Policies in the reference's shape (`resourceType`, `actions`, `resources`), stored by core/auth
+ * (`AccessService`) one grant per (principal, resource, action).
  */
 @Injectable()
 export class PoliciesService {
-  constructor(
-    private readonly dataSource: DataSource,
-    private readonly access: AccessService,
-  ) {}
+  constructor(private readonly access: AccessService) {}
 
   /** Checks types and that every referenced resource exists in the caller's account. */
   async validate(actor: Principal, policies: readonly PolicyDto[]): Promise<void> {
@@ -75,56 +65,24 @@ export class PoliciesService {
     }
   }
 
-  /** Replaces every policy row of one principal. Call inside a transaction. */
-  async replace(
-    manager: EntityManager,
-    accountId: number,
-    principalType: PrincipalType,
-    principalId: number,
-    policies: readonly PolicyDto[],
-  ): Promise<void> {
-    await manager.query(
-      `DELETE FROM policies WHERE account_id = $1 AND principal_type = $2 AND principal_id = $3`,
-      [accountId, principalType, principalId],
-    );
-    const rows = policies.flatMap((p) =>
-      storedResources(p).flatMap((resource) =>
-        p.actions.map((action) => [p.resourceType, resource, action] as const),
+  /** Replaces every policy of one principal, inside the caller's unit of work. */
+  async replace(accountId: number, principal: GrantPrincipal, policies: readonly PolicyDto[]): Promise<void> {
+    const grants = policies.flatMap((p) =>
+      storedResources(p).flatMap((resourceId) =>
+        p.actions.map((action): GrantRow => ({ resourceType: p.resourceType, resourceId, action })),
       ),
     );
-    if (rows.length === 0) return;
-    await manager.query(
-      `INSERT INTO policies (account_id, principal_type, principal_id, resource_type, resource_id, action)
-       SELECT $1, $2, $3, t.resource_type, t.resource_id, t.action
-       FROM unnest($4::text[], $5::text[], $6::text[]) AS t(resource_type, resource_id, action)
-       ON CONFLICT DO NOTHING`,
-      [
-        accountId,
-        principalType,
-        principalId,
-        rows.map((r) => r[0]),
-        rows.map((r) => r[1]),
-        rows.map((r) => r[2]),
-      ],
-    );
+    await this.access.replaceGrants(accountId, principal, grants);
   }
 
   /** The policies of each principal, grouped back into the reference's shape. */
   async read(
     accountId: number,
     principals: ReadonlyArray<{ type: PrincipalType; id: number }>,
-    manager: EntityManager = this.dataSource.manager,
   ): Promise<Map<string, PolicyDto[]>> {
     const out = new Map<string, PolicyDto[]>(principals.map((p) => [`${p.type}:${p.id}`, []]));
     if (principals.length === 0) return out;
-    const rows: Array<GrantRow & { principalType: string }> = await manager.query(
-      `SELECT principal_type AS "principalType", principal_id AS "principalId", resource_type AS "resourceType",
-              resource_id AS "resourceId", action
-       FROM policies
-       WHERE account_id = $1 AND (principal_type, principal_id) IN (SELECT * FROM unnest($2::text[], $3::int[]))
-       ORDER BY resource_type, resource_id, action`,
-      [accountId, principals.map((p) => p.type), principals.map((p) => p.id)],
-    );
+    const rows = await this.access.grantsOf(accountId, principals);
     const grouped = new Map<string, GrantRow[]>();
     for (const row of rows) {
       const key = `${row.principalType}:${row.principalId}`;

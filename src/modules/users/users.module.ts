@@ -1,33 +1,56 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { PrincipalSource } from '../../core/auth/principal-source.js';
+import { DeploymentsModule } from '../deployments/deployments.module.js';
 import { AccountsService } from './accounts.service.js';
 import { ApiKeysController } from './api-keys.controller.js';
+import { ApiKeysRepository } from './api-keys.repository.js';
 import { ApiKeysService } from './api-keys.service.js';
+import { DirectoryRepository } from './directory.repository.js';
+import { DirectoryService } from './directory.service.js';
 import { Account } from './entities/account.entity.js';
 import { ApiKey } from './entities/api-key.entity.js';
-import { DirectoryService } from './directory.service.js';
 import { GroupMember } from './entities/group-member.entity.js';
 import { GroupRole } from './entities/group-role.entity.js';
 import { Group } from './entities/group.entity.js';
-import { Policy } from './entities/policy.entity.js';
 import { Role } from './entities/role.entity.js';
 import { UserRole } from './entities/user-role.entity.js';
 import { User } from './entities/user.entity.js';
 import { GroupsController } from './groups.controller.js';
+import { GroupsRepository } from './groups.repository.js';
 import { GroupsService } from './groups.service.js';
 import { PoliciesService } from './policies.service.js';
 import { RolesController } from './roles.controller.js';
+import { RolesRepository } from './roles.repository.js';
 import { RolesService } from './roles.service.js';
 import { UsersController } from './users.controller.js';
+import { UsersRepository } from './users.repository.js';
 import { UsersService } from './users.service.js';
 
-/** Accounts, console users, groups, roles, object-level grants and API keys. */
+/**
+ * Binds core/auth's {@link PrincipalSource} (the token lookup of every request) to this module's
+ * tables. Global, so the core guard finds it without core importing a module.
+ */
+@Global()
+@Module({
+  providers: [ApiKeysRepository, { provide: PrincipalSource, useExisting: ApiKeysRepository }],
+  exports: [ApiKeysRepository, PrincipalSource],
+})
+class PrincipalSourceModule {}
+
+/** Accounts, console users, groups, roles and their policies, and API keys. */
 @Module({
   imports: [
-    TypeOrmModule.forFeature([Account, User, Role, UserRole, Policy, ApiKey, Group, GroupMember, GroupRole]),
+    TypeOrmModule.forFeature([Account, User, Role, UserRole, ApiKey, Group, GroupMember, GroupRole]),
+    PrincipalSourceModule,
+    DeploymentsModule,
   ],
   controllers: [UsersController, RolesController, ApiKeysController, GroupsController],
   providers: [
+    UsersRepository,
+    GroupsRepository,
+    RolesRepository,
+    DirectoryRepository,
     UsersService,
     RolesService,
     PoliciesService,

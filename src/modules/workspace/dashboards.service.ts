@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { queryRows } from '../../core/database/sql.js';
+import { Database } from '../../core/database/database.js';
 import { randomPublicId, validateDashboardConfig } from './dashboards.js';
+import { DashboardsRepository } from './dashboards.repository.js';
 import {
   DashboardConfigInputDto,
   type DashboardDto,
@@ -12,7 +12,7 @@ import {
   type WorkbookDashboardInputDto,
 } from './dto/dashboard.dto.js';
 import { workbooksError } from './workbooks.errors.js';
-import { DASHBOARD_JSON, jsonParam, notFound, WorkbookLookup, type Json } from './workbooks.shared.js';
+import { notFound, WorkbookLookup, type Json } from './workbooks.shared.js';
 
 /**
  * The dashboards of a workbook: the draft saved on the workbook row and the published dashboard
@@ -21,7 +21,8 @@ import { DASHBOARD_JSON, jsonParam, notFound, WorkbookLookup, type Json } from '
 @Injectable()
 export class DashboardsService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly db: Database,
+    private readonly dashboards: DashboardsRepository,
     private readonly lookup: WorkbookLookup,
   ) {}
 
@@ -32,17 +33,8 @@ export class DashboardsService {
     dto: WorkbookDashboardInputDto,
   ): Promise<WorkbookDashboardDto> {
     await this.lookup.locate(actor, deploymentId, workbookId, Action.WorkbookEdit);
-    if (dto.dashboardDraft !== undefined) {
-      await this.dataSource.query(
-        `UPDATE workbooks SET dashboard_draft = $2::jsonb, updated_at = now() WHERE id = $1`,
-        [workbookId, jsonParam(dto.dashboardDraft)],
-      );
-    }
-    const [row] = await this.dataSource.query<WorkbookDashboardDto[]>(
-      `SELECT w.dashboard_draft AS "dashboardDraft", d.config AS "dashboardPublished"
-       FROM workbooks w LEFT JOIN dashboards d ON d.workbook_id = w.id WHERE w.id = $1`,
-      [workbookId],
-    );
+    if (dto.dashboardDraft !== undefined) await this.dashboards.saveDraft(workbookId, dto.dashboardDraft);
+    const row = await this.dashboards.ofWorkbook(workbookId);
     if (!row) throw notFound('Workbook', workbookId);
     return row;
   }
@@ -61,12 +53,9 @@ export class DashboardsService {
       throw workbooksError('workbook_id_mismatch', 'workbookId must be the workbook of the path');
     }
     await this.lookup.locate(actor, deploymentId, workbookId, Action.WorkbookEdit);
-    const dashboardId = await this.dataSource.transaction(async (m) => {
+    const dashboardId = await this.db.transaction(async () => {
       // Locking the workbook serialises publishes of one dashboard.
-      const [workbook] = await m.query<Array<{ draft: Json | null }>>(
-        `SELECT dashboard_draft AS draft FROM workbooks WHERE id = $1 FOR UPDATE`,
-        [workbookId],
-      );
+      const workbook = await this.dashboards.lockDraft(workbookId);
       if (!workbook) throw notFound('Workbook', workbookId);
       let config: Json;
       if (dto.config != null) config = JSON.parse(JSON.stringify(dto.config)) as Json;
@@ -74,10 +63,7 @@ export class DashboardsService {
         throw workbooksError('nothing_to_publish', 'The workbook has no draft to publish; send a config');
       } else
         config = await validateDashboardConfig(DashboardConfigInputDto, workbook.draft, 'dashboardDraft');
-      const [existing] = await m.query<Array<{ id: number }>>(
-        `SELECT id FROM dashboards WHERE workbook_id = $1`,
-        [workbookId],
-      );
+      const existing = await this.dashboards.publishedOf(workbookId);
       if (dto.dashboardId != null && dto.dashboardId !== existing?.id) {
         throw workbooksError(
           'dashboard_not_found',
@@ -85,43 +71,24 @@ export class DashboardsService {
         );
       }
       if (existing) {
-        await m.query(
-          `UPDATE dashboards SET config = $2::jsonb, version_number = version_number + 1, status = 'published',
-             title = CASE WHEN $3::boolean THEN $4::varchar ELSE title END,
-             allow_embed = COALESCE($5::boolean, allow_embed), updated_at = now()
-           WHERE id = $1`,
-          [
-            existing.id,
-            JSON.stringify(config),
-            dto.title !== undefined,
-            dto.title ?? null,
-            dto.allowEmbed ?? null,
-          ],
-        );
+        await this.dashboards.republish(existing.id, {
+          config,
+          title: dto.title,
+          allowEmbed: dto.allowEmbed ?? null,
+        });
         return existing.id;
       }
-      const rows = await queryRows<{ id: number }>(
-        m,
-        `INSERT INTO dashboards (account_id, deployment_id, workbook_id, public_id, title, config, status,
-           allow_embed, version_number, created_by)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, 'published', $7, 1, $8) RETURNING id`,
-        [
-          actor.accountId,
-          deploymentId,
-          workbookId,
-          randomPublicId(),
-          dto.title ?? null,
-          JSON.stringify(config),
-          dto.allowEmbed ?? false,
-          actor.userId,
-        ],
-      );
-      return rows[0].id;
+      return this.dashboards.insert({
+        accountId: actor.accountId,
+        deploymentId,
+        workbookId,
+        publicId: randomPublicId(),
+        title: dto.title ?? null,
+        config,
+        allowEmbed: dto.allowEmbed ?? false,
+        userId: actor.userId,
+      });
     });
-    const [dashboard] = await this.dataSource.query<Array<{ dashboard: DashboardDto }>>(
-      `SELECT ${DASHBOARD_JSON} AS dashboard FROM dashboards d WHERE d.id = $1`,
-      [dashboardId],
-    );
-    return dashboard.dashboard;
+    return this.dashboards.get(dashboardId);
   }
 }

@@ -1,22 +1,27 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
 import { AccessService } from '../../core/auth/access.service.js';
 import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { queryRows } from '../../core/database/sql.js';
+import { Database } from '../../core/database/database.js';
 import { coreError } from '../../core/http/api-error.js';
 import { copyName, randomPublicId, repointReportIds } from './dashboards.js';
+import { DashboardsRepository } from './dashboards.repository.js';
 import type { DuplicateWorkbookDto, WorkbookDto } from './dto/workbook.dto.js';
 import { workbooksError } from './workbooks.errors.js';
-import { jsonParam, notFound, WorkbookLookup, type Json } from './workbooks.shared.js';
+import { WorkbooksRepository } from './workbooks.repository.js';
+import { notFound, WorkbookLookup } from './workbooks.shared.js';
+import { WorkspaceContent } from './workspace-content.js';
 
 /** Duplication of a workbook with its reports and dashboards. */
 @Injectable()
 export class WorkbookCopyService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly db: Database,
+    private readonly workbooks: WorkbooksRepository,
+    private readonly dashboards: DashboardsRepository,
     private readonly access: AccessService,
     private readonly lookup: WorkbookLookup,
+    private readonly content: WorkspaceContent,
   ) {}
 
   /**
@@ -50,91 +55,54 @@ export class WorkbookCopyService {
         'Duplicating this workbook requires FolderEdit on its folder or the WorkbookEdit action',
       );
     }
-    const copyId = await this.dataSource.transaction((m) =>
-      this.copyWorkbook(m, actor, deploymentId, workbookId, folderId),
+    const copyId = await this.db.transaction(() =>
+      this.copyWorkbook(actor, deploymentId, workbookId, folderId),
     );
     return this.lookup.fetch(actor.accountId, copyId);
   }
 
-  /** The copy itself, inside the caller's transaction. Returns the new workbook's id. */
+  /**
+   * The copy itself, inside the caller's unit of work: the workbook, then what it holds (each
+   * content kind copies its own), then the draft and published dashboard re-pointed at the
+   * copies. Returns the new workbook's id.
+   */
   private async copyWorkbook(
-    m: EntityManager,
     actor: Principal,
     deploymentId: number,
     sourceId: number,
     folderId: number | null,
   ): Promise<number> {
-    const [source] = await m.query<
-      Array<{ name: string; meta: Json; calculatedFields: Json; draft: Json | null }>
-    >(
-      `SELECT name, meta, calculated_fields AS "calculatedFields", dashboard_draft AS draft
-       FROM workbooks WHERE id = $1 FOR SHARE`,
-      [sourceId],
-    );
+    const source = await this.workbooks.lockForCopy(sourceId);
     if (!source) throw notFound('Workbook', sourceId);
-    // New report ids are drawn first, so the copied configs can point at them.
-    const reports = await m.query<Array<{ oldId: number; newId: number; hasPublicId: boolean }>>(
-      `SELECT id AS "oldId", nextval(pg_get_serial_sequence('reports', 'id'))::int AS "newId",
-              public_id IS NOT NULL AS "hasPublicId"
-       FROM reports WHERE workbook_id = $1 ORDER BY id`,
-      [sourceId],
-    );
-    const ids = new Map(reports.map((r) => [r.oldId, r.newId]));
-    const [copy] = await queryRows<{ id: number }>(
-      m,
-      `INSERT INTO workbooks (account_id, deployment_id, folder_id, name, meta, calculated_fields, dashboard_draft,
-         user_id, created_by)
-       VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::jsonb, $8, $8) RETURNING id`,
-      [
-        actor.accountId,
-        deploymentId,
-        folderId,
-        copyName(source.name),
-        JSON.stringify(source.meta),
-        JSON.stringify(source.calculatedFields),
-        jsonParam(source.draft && repointReportIds(source.draft, ids)),
-        actor.userId,
-      ],
-    );
-    if (reports.length > 0) {
-      await m.query(
-        `INSERT INTO reports (id, account_id, deployment_id, public_id, folder_id, workbook_id, name, title,
-           description, json_query, sql_query, meta, pivot_items, source, version, user_id, created_by)
-         SELECT c.new_id, r.account_id, r.deployment_id, c.public_id,
-                CASE WHEN r.folder_id IS NULL THEN NULL ELSE $4::int END, $5, r.name, r.title, r.description,
-                r.json_query, r.sql_query, r.meta, r.pivot_items, r.source, 1, $6, $6
-         FROM unnest($1::int[], $2::int[], $3::text[]) AS c(old_id, new_id, public_id)
-         JOIN reports r ON r.id = c.old_id`,
-        [
-          reports.map((r) => r.oldId),
-          reports.map((r) => r.newId),
-          reports.map((r) => (r.hasPublicId ? randomPublicId() : null)),
-          folderId,
-          copy.id,
-          actor.userId,
-        ],
-      );
+    const copyId = (await this.workbooks.insert({
+      accountId: actor.accountId,
+      deploymentId,
+      folderId,
+      name: copyName(source.name),
+      meta: source.meta,
+      calculatedFields: source.calculatedFields,
+      draft: null,
+      userId: actor.userId,
+    }))!;
+    const ids = new Map<number, number>();
+    for (const kind of this.content.all()) {
+      for (const [from, to] of await kind.copyWorkbook(actor, sourceId, { id: copyId, folderId }))
+        ids.set(from, to);
     }
-    const [dashboard] = await m.query<Array<{ title: string | null; config: Json }>>(
-      `SELECT title, config FROM dashboards WHERE workbook_id = $1`,
-      [sourceId],
-    );
+    if (source.draft) await this.workbooks.setDraft(copyId, repointReportIds(source.draft, ids));
+    const dashboard = await this.dashboards.publishedOf(sourceId);
     if (dashboard) {
-      await m.query(
-        `INSERT INTO dashboards (account_id, deployment_id, workbook_id, public_id, title, config, status,
-           allow_embed, version_number, created_by)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, 'published', false, 1, $7)`,
-        [
-          actor.accountId,
-          deploymentId,
-          copy.id,
-          randomPublicId(),
-          dashboard.title,
-          JSON.stringify(repointReportIds(dashboard.config, ids)),
-          actor.userId,
-        ],
-      );
+      await this.dashboards.insert({
+        accountId: actor.accountId,
+        deploymentId,
+        workbookId: copyId,
+        publicId: randomPublicId(),
+        title: dashboard.title,
+        config: repointReportIds(dashboard.config, ids),
+        allowEmbed: false,
+        userId: actor.userId,
+      });
     }
-    return copy.id;
+    return copyId;
   }
 }

@@ -2,10 +2,7 @@ import { errorsOf } from '../../core/http/api-error.js';
 
 /** Codes of the workbooks and dashboards endpoints. */
 export const workbooksError = errorsOf(
-  'deployment_not_found',
   'folder_not_found',
-  'workbook_not_found',
-  'report_not_found',
   'dashboard_not_found',
   'slug_taken',
   'upsert_branch_changed',

@@ -1,19 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
 import { AccessService } from '../../core/auth/access.service.js';
 import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { queryRows } from '../../core/database/sql.js';
+import { Database } from '../../core/database/database.js';
 import { coreError } from '../../core/http/api-error.js';
 import {
   buildPage,
   fetchLimit,
-  keysetPredicate,
   resolvePaging,
   withLegacyFields,
   type LegacyPage,
 } from '../../core/http/pagination.js';
-import { folderChainSql } from './content.sql.js';
 import {
   canonicalJson,
   DEFAULT_WORKBOOK_NAME,
@@ -21,6 +18,7 @@ import {
   normalizeName,
   normalizeSlug,
 } from './dashboards.js';
+import { DashboardsRepository } from './dashboards.repository.js';
 import type {
   CreateWorkbookDto,
   UpdateWorkbookDto,
@@ -28,17 +26,12 @@ import type {
   WorkbookDto,
   WorkbooksQueryDto,
 } from './dto/workbook.dto.js';
+import { FoldersService } from './folders.service.js';
 import { workbooksError } from './workbooks.errors.js';
-import {
-  jsonParam,
-  notFound,
-  splitMeta,
-  WORKBOOK_COLUMNS,
-  WORKBOOK_FROM,
-  WorkbookLookup,
-  type Json,
-  type MetaParts,
-} from './workbooks.shared.js';
+import { WorkbooksRepository, type WorkbookChange } from './workbooks.repository.js';
+import { notFound, splitMeta, WorkbookLookup, type MetaParts } from './workbooks.shared.js';
+import { WorkspaceContent } from './workspace-content.js';
+import { folderChainSql } from './workspace.fragments.js';
 
 const branchChanged = () =>
   workbooksError(
@@ -66,9 +59,13 @@ function mapDbError(err: unknown): never {
 @Injectable()
 export class WorkbooksService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly db: Database,
+    private readonly workbooks: WorkbooksRepository,
+    private readonly dashboards: DashboardsRepository,
     private readonly access: AccessService,
     private readonly lookup: WorkbookLookup,
+    private readonly content: WorkspaceContent,
+    private readonly folders: FoldersService,
   ) {}
 
   async list(
@@ -78,45 +75,22 @@ export class WorkbooksService {
   ): Promise<LegacyPage<WorkbookDto>> {
     await this.lookup.assertDeployment(actor, deploymentId);
     const paging = resolvePaging(query, ['number']);
-    const params: unknown[] = [actor.accountId, deploymentId];
-    let filter = 'w.account_id = $1 AND w.deployment_id = $2';
-    if (query.folderId === 0) filter += ' AND w.folder_id IS NULL';
-    else if (query.folderId !== undefined) {
-      params.push(query.folderId);
-      filter += ` AND w.folder_id = $${params.length}`;
-    }
-    const scope = this.access.contentScope(
-      actor,
-      'Workbook',
-      Action.WorkbookRead,
-      { id: 'w.id', owner: 'w.user_id', folderChain: folderChainSql('f') },
-      params.length + 1,
-    );
-    params.push(...scope.params);
-    filter += ` AND ${scope.sql}`;
-    const keyset = keysetPredicate(
-      ['w.id'],
-      'ASC',
-      paging.mode === 'cursor' ? paging.after : null,
-      params.length + 1,
-    );
-    const [rows, count] = await Promise.all([
-      queryRows<WorkbookDto>(
-        this.dataSource,
-        `SELECT ${WORKBOOK_COLUMNS} FROM ${WORKBOOK_FROM} WHERE ${filter} AND ${keyset.sql}
-         ORDER BY w.id LIMIT ${fetchLimit(paging)}`,
-        [...params, ...keyset.params],
-      ),
-      queryRows<{ n: number }>(
-        this.dataSource,
-        `SELECT count(*)::int AS n FROM workbooks w LEFT JOIN folders f ON f.id = w.folder_id WHERE ${filter}`,
-        params,
-      ),
-    ]);
+    const { rows, total } = await this.workbooks.list({
+      accountId: actor.accountId,
+      deploymentId,
+      folderId: query.folderId,
+      scope: this.access.contentScopeSql(actor, 'Workbook', Action.WorkbookRead, {
+        id: 'w.id',
+        owner: 'w.user_id',
+        folderChain: folderChainSql('f'),
+      }),
+      afterId: paging.mode === 'cursor' && paging.after ? (paging.after[0] as number) : null,
+      limit: fetchLimit(paging),
+    });
     return withLegacyFields(
       buildPage(rows, paging, (r) => [r.id]),
       paging,
-      count[0].n,
+      total,
     );
   }
 
@@ -132,21 +106,18 @@ export class WorkbooksService {
     const parts = await splitMeta(dto.meta ?? {});
     const folderId = dto.folderId ?? null;
     await this.assertCanCreate(actor, deploymentId, folderId);
-    const rows = await queryRows<{ id: number }>(
-      this.dataSource,
-      `INSERT INTO workbooks (account_id, deployment_id, folder_id, name, meta, dashboard_draft, user_id, created_by)
-       VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $7) RETURNING id`,
-      [
-        actor.accountId,
+    const id = await this.workbooks
+      .insert({
+        accountId: actor.accountId,
         deploymentId,
         folderId,
         name,
-        JSON.stringify(parts.meta),
-        jsonParam(parts.draft),
-        actor.userId,
-      ],
-    ).catch(mapDbError);
-    return this.lookup.fetch(actor.accountId, rows[0].id);
+        meta: parts.meta,
+        draft: parts.draft,
+        userId: actor.userId,
+      })
+      .catch(mapDbError);
+    return this.lookup.fetch(actor.accountId, id!);
   }
 
   async update(
@@ -160,30 +131,17 @@ export class WorkbooksService {
     const slug = dto.slug == null ? dto.slug : normalizeSlug(dto.slug);
     const parts = dto.meta === undefined ? undefined : await splitMeta(dto.meta ?? {});
     if (dto.folderId !== undefined) await this.assertMovable(actor, deploymentId, workbookId, dto.folderId);
-    await this.dataSource
-      .transaction(async (m) => {
-        const [row] = await m.query<Array<{ slug: string | null }>>(
-          `SELECT slug FROM workbooks WHERE id = $1 FOR UPDATE`,
-          [workbookId],
-        );
+    await this.db
+      .transaction(async () => {
+        const row = await this.workbooks.lockSlug(workbookId);
         if (!row) throw notFound('Workbook', workbookId);
         if (slug && slug !== row.slug) {
-          await this.releaseSlug(m, actor, deploymentId, workbookId, slug, dto.slugTakeover === true);
+          await this.releaseSlug(actor, deploymentId, workbookId, slug, dto.slugTakeover === true);
         }
-        const sets: string[] = [];
-        const params: unknown[] = [workbookId];
-        const set = (column: string, value: unknown, cast = '') => {
-          params.push(value);
-          sets.push(`${column} = $${params.length}${cast}`);
-        };
-        if (name !== undefined) set('name', name);
-        if (parts) set('meta', JSON.stringify(parts.meta), '::jsonb');
-        if (parts && parts.draft !== undefined) set('dashboard_draft', jsonParam(parts.draft), '::jsonb');
-        if (dto.folderId !== undefined) set('folder_id', dto.folderId);
-        if (slug !== undefined) set('slug', slug);
-        if (sets.length > 0) {
-          await m.query(`UPDATE workbooks SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`, params);
-        }
+        const change: WorkbookChange = { name, folderId: dto.folderId, slug };
+        if (parts) change.meta = parts.meta;
+        if (parts && parts.draft !== undefined) change.draft = parts.draft;
+        await this.workbooks.update(workbookId, change);
       })
       .catch(mapDbError);
     return this.lookup.fetch(actor.accountId, workbookId);
@@ -201,14 +159,10 @@ export class WorkbooksService {
   ): Promise<WorkbookDto> {
     await this.lookup.locate(actor, deploymentId, workbookId, Action.WorkbookManage);
     if (folderId !== null) await this.assertFolderEditable(actor, deploymentId, folderId);
-    const rows = await queryRows<{ id: number }>(
-      this.dataSource,
-      `UPDATE workbooks SET folder_id = $2,
-         updated_at = CASE WHEN folder_id IS DISTINCT FROM $2 THEN now() ELSE updated_at END
-       WHERE id = $1 AND account_id = $3 AND deployment_id = $4 RETURNING id`,
-      [workbookId, folderId, actor.accountId, deploymentId],
-    ).catch(mapDbError);
-    if (rows.length === 0) throw notFound('Workbook', workbookId);
+    const moved = await this.workbooks
+      .move(actor.accountId, deploymentId, workbookId, folderId)
+      .catch(mapDbError);
+    if (!moved) throw notFound('Workbook', workbookId);
     return this.lookup.fetch(actor.accountId, workbookId);
   }
 
@@ -218,22 +172,16 @@ export class WorkbooksService {
    */
   async remove(actor: Principal, deploymentId: number, workbookId: number): Promise<void> {
     await this.lookup.locate(actor, deploymentId, workbookId, Action.WorkbookManage);
-    await this.dataSource.transaction(async (m) => {
-      const locked = await m.query<unknown[]>(
-        `SELECT 1 FROM workbooks WHERE id = $1 AND account_id = $2 AND deployment_id = $3 FOR UPDATE`,
-        [workbookId, actor.accountId, deploymentId],
-      );
-      if (locked.length === 0) throw notFound('Workbook', workbookId);
-      // Grants have no foreign key: those on the workbook, its reports and its dashboard go now.
-      await m.query(
-        `DELETE FROM policies WHERE account_id = $1 AND (
-           (resource_type = 'Workbook' AND resource_id = $2)
-           OR (resource_type = 'Report' AND resource_id IN (SELECT id::text FROM reports WHERE workbook_id = $3))
-           OR (resource_type = 'Dashboard' AND resource_id IN (SELECT id::text FROM dashboards WHERE workbook_id = $3)))`,
-        [actor.accountId, String(workbookId), workbookId],
-      );
+    await this.db.transaction(async () => {
+      if (!(await this.workbooks.lockForDelete(actor.accountId, deploymentId, workbookId))) {
+        throw notFound('Workbook', workbookId);
+      }
+      // Grants have no foreign key: those on the workbook, its dashboard and its content go now.
+      await this.access.forget(actor.accountId, 'Workbook', [workbookId]);
+      await this.access.forget(actor.accountId, 'Dashboard', await this.dashboards.idsOfWorkbook(workbookId));
+      for (const kind of this.content.all()) await kind.workbookDeleting(actor.accountId, workbookId);
       // Reports (with their placements and views) and the dashboard follow by foreign key.
-      await m.query(`DELETE FROM workbooks WHERE id = $1`, [workbookId]);
+      await this.workbooks.delete(workbookId);
     });
   }
 
@@ -252,12 +200,9 @@ export class WorkbooksService {
     await this.lookup.assertDeployment(actor, deploymentId);
     const name = dto.name == null ? undefined : normalizeName(dto.name);
     const parts = dto.meta == null ? undefined : await splitMeta(dto.meta);
-    const [holder] = await this.dataSource.query<Array<{ id: number }>>(
-      `SELECT id FROM workbooks WHERE account_id = $1 AND deployment_id = $2 AND slug = $3`,
-      [actor.accountId, deploymentId, slug],
-    );
+    const holder = await this.workbooks.idBySlug(actor.accountId, deploymentId, slug);
     const id = holder
-      ? await this.updateBySlug(actor, deploymentId, holder.id, slug, name, parts, dto.folderId)
+      ? await this.updateBySlug(actor, deploymentId, holder, slug, name, parts, dto.folderId)
       : await this.createWithSlug(actor, deploymentId, slug, name, parts, dto.folderId ?? null);
     return this.lookup.fetch(actor.accountId, id);
   }
@@ -270,12 +215,7 @@ export class WorkbooksService {
     deploymentId: number,
     folderId: number,
   ): Promise<void> {
-    const rows = await this.dataSource.query<unknown[]>(
-      `SELECT 1 FROM folders WHERE id = $1 AND account_id = $2 AND deployment_id = $3`,
-      [folderId, actor.accountId, deploymentId],
-    );
-    if (rows.length === 0) throw notFound('Folder', folderId);
-    await this.access.requireAccess(actor, 'Folder', folderId, Action.FolderEdit);
+    await this.folders.assertFolder(actor, deploymentId, folderId, Action.FolderEdit);
   }
 
   private async assertCanCreate(
@@ -305,29 +245,25 @@ export class WorkbooksService {
 
   /** Frees `slug` held by another workbook: 409 unless taking it over, which needs edit rights there. */
   private async releaseSlug(
-    m: EntityManager,
     actor: Principal,
     deploymentId: number,
     workbookId: number,
     slug: string,
     takeover: boolean,
   ): Promise<void> {
-    const [holder] = await m.query<Array<{ id: number }>>(
-      `SELECT id FROM workbooks WHERE deployment_id = $1 AND slug = $2 AND id <> $3 FOR UPDATE`,
-      [deploymentId, slug, workbookId],
-    );
-    if (!holder) return;
+    const holder = await this.workbooks.lockSlugHolder(deploymentId, slug, workbookId);
+    if (holder === undefined) return;
     if (!takeover) {
       throw workbooksError(
         'slug_taken',
         `The slug "${slug}" is taken by another workbook of this deployment`,
       );
     }
-    const access = await this.access.map(actor, 'Workbook', [holder.id]);
-    if (!access.can(holder.id, Action.WorkbookEdit)) {
+    const access = await this.access.map(actor, 'Workbook', [holder]);
+    if (!access.can(holder, Action.WorkbookEdit)) {
       throw coreError('forbidden', 'Taking over a slug requires WorkbookEdit on the workbook holding it');
     }
-    await m.query(`UPDATE workbooks SET slug = NULL, updated_at = now() WHERE id = $1`, [holder.id]);
+    await this.workbooks.clearSlug(holder);
   }
 
   private async updateBySlug(
@@ -344,15 +280,9 @@ export class WorkbooksService {
       throw coreError('forbidden', `Updating the workbook with slug "${slug}" requires WorkbookEdit on it`);
     }
     if (folderId !== undefined) await this.assertMovable(actor, deploymentId, workbookId, folderId);
-    await this.dataSource
-      .transaction(async (m) => {
-        const [row] = await m.query<
-          Array<{ name: string; meta: Json; folderId: number | null; draft: Json | null }>
-        >(
-          `SELECT name, meta, folder_id AS "folderId", dashboard_draft AS draft
-           FROM workbooks WHERE id = $1 AND slug = $2 FOR UPDATE`,
-          [workbookId, slug],
-        );
+    await this.db
+      .transaction(async () => {
+        const row = await this.workbooks.lockDefinition(workbookId, slug);
         if (!row) throw branchChanged();
         const next = {
           name: name ?? row.name,
@@ -362,11 +292,7 @@ export class WorkbooksService {
         };
         // Re-applying the same definition changes nothing, not even updatedAt.
         if (canonicalJson(next) === canonicalJson(row)) return;
-        await m.query(
-          `UPDATE workbooks SET name = $2, meta = $3::jsonb, folder_id = $4, dashboard_draft = $5::jsonb,
-             updated_at = now() WHERE id = $1`,
-          [workbookId, next.name, JSON.stringify(next.meta), next.folderId, jsonParam(next.draft)],
-        );
+        await this.workbooks.replaceDefinition(workbookId, next);
       })
       .catch(mapDbError);
     return workbookId;
@@ -381,23 +307,19 @@ export class WorkbooksService {
     folderId: number | null,
   ): Promise<number> {
     await this.assertCanCreate(actor, deploymentId, folderId);
-    const rows = await queryRows<{ id: number }>(
-      this.dataSource,
-      `INSERT INTO workbooks (account_id, deployment_id, folder_id, name, slug, meta, dashboard_draft, user_id, created_by)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $8)
-       ON CONFLICT (deployment_id, slug) WHERE slug IS NOT NULL DO NOTHING RETURNING id`,
-      [
-        actor.accountId,
+    const id = await this.workbooks
+      .insert({
+        accountId: actor.accountId,
         deploymentId,
         folderId,
-        name ?? DEFAULT_WORKBOOK_NAME,
+        name: name ?? DEFAULT_WORKBOOK_NAME,
         slug,
-        JSON.stringify(mergeMeta({}, parts?.meta ?? {})),
-        jsonParam(parts?.draft),
-        actor.userId,
-      ],
-    ).catch(mapDbError);
-    if (rows.length === 0) throw branchChanged();
-    return rows[0].id;
+        meta: mergeMeta({}, parts?.meta ?? {}),
+        draft: parts?.draft,
+        userId: actor.userId,
+      })
+      .catch(mapDbError);
+    if (id === undefined) throw branchChanged();
+    return id;
   }
 }

@@ -5,3 +5,94 @@
  * caller's aliases and `:name` parameters, documented with what it returns.
  */
 export {};
+
+/** One folder of a `folderPath`, from the root down. */
+export interface FolderPathEntry {
+  id: number;
+  name: string;
+}
+
+/**
+ * Joins the folder whose id is the caller's expression `folderId` as `alias` (a LEFT JOIN: no
+ * row at the workspace root). Read it with {@link folderChainSql} and {@link folderPathSql}.
+ */
+export const folderJoin = (folderId: string, alias: string): string =>
+  `LEFT JOIN folders ${alias} ON ${alias}.id = ${folderId}`;
+
+/**
+ * The ids (an `integer[]`) of the chain of the folder joined as `folder`, root first and the
+ * folder itself last (`{NULL}` without one): what an item in that folder inherits grants from.
+ */
+export const folderChainSql = (folder: string): string => `(${folder}.ancestor_ids || ${folder}.id)`;
+
+/**
+ * The `folderPath` JSON of an item whose containing folder is joined as `folder` (possibly by a
+ * LEFT JOIN that found nothing): `[{id, name}]` from the root down, `[]` at the root.
+ */
+export const folderPathSql = (folder: string): string =>
+  `COALESCE((SELECT json_agg(json_build_object('id', pf.id, 'name', pf.name)
+     ORDER BY array_position(${folderChainSql(folder)}, pf.id))
+   FROM folders pf WHERE pf.id = ANY(${folderChainSql(folder)})), '[]'::json)`;
+
+/**
+ * The folders a resource inherits grants from, nearest first, from a chain as
+ * {@link folderChainSql} selects it (root first; `{NULL}` or null without a folder).
+ */
+export function folderRefs(chain: Array<number | null> | null): Array<{ type: 'Folder'; id: number }> {
+  return (chain ?? [])
+    .filter((id): id is number => id !== null)
+    .reverse()
+    .map((id) => ({ type: 'Folder' as const, id }));
+}
+
+/**
+ * A published dashboard as JSON (the Dashboard shape), from the `dashboards` row joined as `d`;
+ * NULL without one. The same text as `DASHBOARD_JSON` of workbooks.shared.ts, as a function of the
+ * alias (importing that file here would close an import cycle).
+ */
+export const dashboardJsonSql = (d: string): string =>
+  `CASE WHEN ${d}.id IS NULL THEN NULL ELSE json_build_object('id', ${d}.id, 'publicId', ${d}.public_id,
+  'deploymentId', ${d}.deployment_id, 'workbookId', ${d}.workbook_id, 'status', ${d}.status, 'allowEmbed', ${d}.allow_embed,
+  'config', ${d}.config, 'versionNumber', ${d}.version_number, 'versionId', ${d}.id, 'reportSnapshots', '[]'::json,
+  'title', ${d}.title, 'createdBy', ${d}.created_by) END`;
+
+/**
+ * The dashboard published as `publicId` in `accountId` and `deploymentId` (the caller's SQL
+ * expressions), as a FROM item aliased `alias` with the columns `workbook_id`, `allow_embed` and
+ * `dashboard` (the Dashboard JSON); no row when there is none.
+ */
+export const publishedDashboardSql = (
+  alias: string,
+  at: { publicId: string; accountId: string; deploymentId: string },
+): string =>
+  `(SELECT d.workbook_id, d.allow_embed, ${dashboardJsonSql('d')} AS dashboard FROM dashboards d
+    WHERE d.public_id = ${at.publicId} AND d.account_id = ${at.accountId} AND d.deployment_id = ${at.deploymentId}
+      AND d.status = 'published') ${alias}`;
+
+/** The `allow_embed` flag of the dashboard of the workbook `workbookId` (an expression); NULL without one. */
+export const dashboardAllowEmbedSql = (workbookId: string): string =>
+  `(SELECT da.allow_embed FROM dashboards da WHERE da.workbook_id = ${workbookId})`;
+
+/*
+ * Statements, not fragments: the embedding module sets a dashboard's "allow signed embedding"
+ * flag (its setting, stored on this module's row) inside its own unit of work.
+ */
+
+/** Sets `allow_embed` to `:allowEmbed` on the dashboard of the workbook `:workbookId`; returns its `id` (no row without one). */
+export const SET_WORKBOOK_DASHBOARD_ALLOW_EMBED_SQL = `UPDATE dashboards SET allow_embed = :allowEmbed, updated_at = now()
+  WHERE workbook_id = :workbookId RETURNING id`;
+
+/** Sets `allow_embed` to `:allowEmbed` on the dashboard `:publicId` of the account `:accountId`; returns `publicId`, `allowEmbed`. */
+export const SET_PUBLIC_DASHBOARD_ALLOW_EMBED_SQL = `UPDATE dashboards SET allow_embed = :allowEmbed, updated_at = now()
+  WHERE public_id = :publicId AND account_id = :accountId
+  RETURNING public_id AS "publicId", allow_embed AS "allowEmbed"`;
+
+/**
+ * Statements run by the users module when it deletes user `:fromUserId` of account `:accountId`:
+ * their folders and workbooks outlive them and pass to `:toUserId` (the admin deleting them),
+ * inside that unit of work.
+ */
+export const HAND_OVER_WORKSPACE_SQL: readonly string[] = [
+  `UPDATE folders SET user_id = :toUserId WHERE account_id = :accountId AND user_id = :fromUserId`,
+  `UPDATE workbooks SET user_id = :toUserId WHERE account_id = :accountId AND user_id = :fromUserId`,
+];

@@ -8,14 +8,16 @@ import {
   PrimaryGeneratedColumn,
   type Relation,
 } from 'typeorm';
+import { JobRun } from '../../../core/queue/entities/job-run.entity.js';
 import { Deployment } from './deployment.entity.js';
 
-export type BuildStatus = 'queued' | 'running' | 'succeeded' | 'failed';
-
-/** One build of a deployment's branch, run by the `builds` queue. */
+/**
+ * One build of a deployment's branch. Its status, phase, progress, log, lease and timestamps are
+ * its run's (`job_runs`, through `run_id`): the `deployment.build` job runs it.
+ */
 @Entity('deployment_builds')
 @Index('ix_deployment_builds_deployment', ['deploymentId', 'id'])
-@Index('ix_deployment_builds_running', ['leaseUntil'], { where: `status = 'running'` })
+@Index('ux_deployment_builds_run', ['runId'], { unique: true })
 export class DeploymentBuild {
   @PrimaryGeneratedColumn() id: number;
 
@@ -29,21 +31,13 @@ export class DeploymentBuild {
 
   @Column({ type: 'varchar', length: 255 }) branch: string;
 
-  @Column({ type: 'varchar', length: 16 }) status: BuildStatus;
-
   @Column({ type: 'varchar', length: 32 }) trigger: string;
-
-  @Column({ type: 'text', nullable: true }) error: string | null;
 
   @CreateDateColumn({ type: 'timestamptz' }) createdAt: Date;
 
-  @Column({ type: 'timestamptz', nullable: true }) startedAt: Date | null;
+  @Column({ type: 'bigint' }) runId: string;
 
-  @Column({ type: 'timestamptz', nullable: true }) finishedAt: Date | null;
-
-  /** While `running`: until when the worker that claimed it holds it (renewed as it runs). */
-  @Column({ type: 'timestamptz', nullable: true }) leaseUntil: Date | null;
-
-  /** How many times a worker claimed it; also the fencing token of the current claim. */
-  @Column({ type: 'integer', default: 0 }) attempts: number;
+  @ManyToOne(() => JobRun, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'run_id', foreignKeyConstraintName: 'fk_deployment_builds_run' })
+  run?: Relation<JobRun>;
 }

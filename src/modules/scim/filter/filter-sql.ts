@@ -1,137 +1,42 @@
+import type { SqlParams } from '../../../core/database/named-params.js';
+import {
+  DIRECTORY_GROUP_ATTRIBUTES,
+  DIRECTORY_USER_ATTRIBUTES,
+  type DirectoryAttribute,
+  type DirectoryColumn,
+} from '../../users/users.fragments.js';
 import { GROUP_SCHEMA, USER_SCHEMA, resolveAttr, type ResourceSchema } from '../scim.schema.js';
-import { NO_EMAIL_DOMAIN } from '../../users/no-email.js';
 import { scimError } from '../scim.errors.js';
 import type { AttrPath, CompValue, CompareOp, FilterNode } from './filter-parser.js';
 
 /**
- * Compiles a parsed filter to a parameterised SQL condition over a whitelist of columns. Values
- * are always bound parameters; LIKE patterns are escaped. Every condition is a non-null
+ * Compiles a parsed filter to a SQL condition over the users module's directory view (its
+ * attribute map, `users.fragments.ts`: the SQL naming its tables stays there). Values are always
+ * bound parameters (`:f1`, `:f2`, ...); LIKE patterns are escaped. Every condition is a non-null
  * boolean, so `not (...)` also matches resources where the attribute is unassigned.
  */
 
-interface SqlColumn {
-  kind: 'column';
-  type: 'string' | 'boolean' | 'dateTime' | 'id';
-  expr: string;
-  caseExact: boolean;
-  /** The column is stored lowercased: compare it directly with the lowercased value (uses its index). */
-  lowered: boolean;
-  /**
-   * The expression is never NULL: comparisons need no COALESCE, which would hide them from the
-   * indexes (`userName eq`, a group's `displayName eq`: every identity provider's lookup).
-   */
-  notNull: boolean;
-}
-
-interface SqlComplex {
-  kind: 'complex';
-  subs: Record<string, SqlColumn>;
-}
-
-interface SqlMulti {
-  kind: 'multi';
-  /** Wraps a condition on one value's sub-attributes into "some value matches". */
-  some: (condition: string) => string;
-  subs: Record<string, SqlColumn>;
-}
-
-type SqlAttr = SqlColumn | SqlComplex | SqlMulti;
+type SqlColumn = DirectoryColumn;
+type SqlAttr = DirectoryAttribute;
 
 export interface FilterColumns {
   schema: ResourceSchema;
   /** By lowercased attribute name. */
-  attrs: Record<string, SqlAttr>;
+  attrs: Readonly<Record<string, SqlAttr>>;
 }
 
 export interface SqlCondition {
   sql: string;
-  params: unknown[];
+  params: SqlParams;
 }
 
-const col = (
-  type: SqlColumn['type'],
-  expr: string,
-  { caseExact = false, lowered = false, notNull = false } = {},
-): SqlColumn => ({ kind: 'column', type, expr, caseExact, lowered, notNull });
-
-const EXACT = { caseExact: true, notNull: true };
-
 /** Users, as alias `u` (see `DirectoryService.findUsers`). */
-export const USER_FILTER_COLUMNS: FilterColumns = {
-  schema: USER_SCHEMA,
-  attrs: {
-    id: col('id', 'u.id', EXACT),
-    externalid: col('string', 'u.external_id', { caseExact: true }),
-    username: col('string', 'u.username', { notNull: true }),
-    name: {
-      kind: 'complex',
-      subs: {
-        givenname: col('string', 'u.first_name'),
-        familyname: col('string', 'u.last_name'),
-        formatted: col('string', `NULLIF(concat_ws(' ', u.first_name, u.last_name), '')`),
-      },
-    },
-    displayname: col('string', 'u.display_name'),
-    title: col('string', 'u.title'),
-    active: col('boolean', 'NOT u.is_deactivated', EXACT),
-    // At most one email per user: "some value matches" is the condition on it, unless the user
-    // has none (the placeholder of no-email.ts, which SCIM never shows).
-    emails: {
-      kind: 'multi',
-      some: (c) => `(u.email NOT LIKE '%@${NO_EMAIL_DOMAIN}' AND ${c})`,
-      subs: {
-        value: col('string', 'u.email', { lowered: true, notNull: true }),
-        type: col('string', `'work'`, { notNull: true }),
-        primary: col('boolean', 'TRUE', EXACT),
-      },
-    },
-    groups: {
-      kind: 'multi',
-      some: (c) =>
-        `EXISTS (SELECT 1 FROM group_members gm JOIN groups g ON g.id = gm.group_id WHERE gm.user_id = u.id AND ${c})`,
-      subs: {
-        value: col('id', 'gm.group_id', EXACT),
-        display: col('string', 'g.name', EXACT),
-        type: col('string', `'direct'`, { notNull: true }),
-      },
-    },
-    meta: {
-      kind: 'complex',
-      subs: {
-        created: col('dateTime', 'u.created_at', { notNull: true }),
-        lastmodified: col('dateTime', 'u.updated_at', { notNull: true }),
-        resourcetype: col('string', `'User'`, EXACT),
-      },
-    },
-  },
-};
+export const USER_FILTER_COLUMNS: FilterColumns = { schema: USER_SCHEMA, attrs: DIRECTORY_USER_ATTRIBUTES };
 
 /** Groups, as alias `g` (see `DirectoryService.findGroups`). */
 export const GROUP_FILTER_COLUMNS: FilterColumns = {
   schema: GROUP_SCHEMA,
-  attrs: {
-    id: col('id', 'g.id', EXACT),
-    externalid: col('string', 'g.external_id', { caseExact: true }),
-    displayname: col('string', 'g.name', EXACT),
-    members: {
-      kind: 'multi',
-      some: (c) =>
-        `EXISTS (SELECT 1 FROM group_members gm JOIN users mu ON mu.id = gm.user_id WHERE gm.group_id = g.id AND ${c})`,
-      subs: {
-        value: col('id', 'gm.user_id', EXACT),
-        display: col('string', 'COALESCE(mu.display_name, mu.username)', { notNull: true }),
-        type: col('string', `'User'`, EXACT),
-      },
-    },
-    meta: {
-      kind: 'complex',
-      subs: {
-        created: col('dateTime', 'g.created_at', { notNull: true }),
-        lastmodified: col('dateTime', 'g.updated_at', { notNull: true }),
-        resourcetype: col('string', `'Group'`, EXACT),
-      },
-    },
-  },
+  attrs: DIRECTORY_GROUP_ATTRIBUTES,
 };
 
 const MAX_INT = 2_147_483_647;
@@ -149,12 +54,10 @@ function invalid(message: string) {
 }
 
 class Compiler {
-  readonly params: unknown[] = [];
+  readonly params: Record<string, unknown> = {};
+  private bound = 0;
 
-  constructor(
-    private readonly columns: FilterColumns,
-    private readonly firstParam: number,
-  ) {}
+  constructor(private readonly columns: FilterColumns) {}
 
   node(n: FilterNode, scope: { label: string; subs: Record<string, SqlColumn> } | null): string {
     switch (n.kind) {
@@ -226,8 +129,9 @@ class Compiler {
   }
 
   private bind(value: unknown): string {
-    this.params.push(value);
-    return `$${this.firstParam + this.params.length - 1}`;
+    const name = `f${++this.bound}`;
+    this.params[name] = value;
+    return `:${name}`;
   }
 
   private column(
@@ -318,11 +222,11 @@ class Compiler {
 }
 
 /**
- * The SQL condition of a filter over `columns`; parameters are numbered from `$<firstParam>`.
- * 400 invalidFilter for an unknown attribute or a value of the wrong type.
+ * The SQL condition of a filter over `columns`, its parameters named `f1`, `f2`, ... 400
+ * invalidFilter for an unknown attribute or a value of the wrong type.
  */
-export function compileFilter(columns: FilterColumns, filter: FilterNode, firstParam: number): SqlCondition {
-  const compiler = new Compiler(columns, firstParam);
+export function compileFilter(columns: FilterColumns, filter: FilterNode): SqlCondition {
+  const compiler = new Compiler(columns);
   const sql = compiler.node(filter, null);
   return { sql, params: compiler.params };
 }

@@ -1,14 +1,18 @@
+import { grantedActionsSql } from '../../core/auth/grants.fragments.js';
+
 /**
  * One query resolves a token to its user, the user's groups, the roles they hold directly or
  * through a group, and the actions those carry (account-wide, on some resource, and on every
- * resource of a type: `typeActions`, as `Type:Action`). Revoked, expired and deactivated credentials
- * resolve to nothing.
+ * resource of a type: `typeActions`, as `Type:Action`). Revoked, expired and deactivated
+ * credentials resolve to nothing. The grants come from core/auth's fragment. One `:tokenHash`
+ * parameter. Plain text with no framework in it, so the bench baseline runs it too
+ * (through `src/hot-paths.ts`).
  */
 export const TOKEN_SQL = `
 WITH k AS (
   SELECT k.id, k.last_used_at, k.user_id
   FROM api_keys k
-  WHERE k.token_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
+  WHERE k.token_hash = :tokenHash AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
 ), u AS (
   SELECT u.id, u.account_id, u.email, u.default_roles, g.group_ids,
          COALESCE(ARRAY(
@@ -22,11 +26,13 @@ WITH k AS (
   ) g
   WHERE u.is_deactivated = false
 ), p AS (
-  SELECT p.resource_type, p.resource_id, p.action FROM policies p, u
-  WHERE p.account_id = u.account_id
-    AND ((p.principal_type = 'user' AND p.principal_id = u.id)
-      OR (p.principal_type = 'role' AND p.principal_id = ANY(u.role_ids))
-      OR (p.principal_type = 'group' AND p.principal_id = ANY(u.group_ids)))
+  SELECT held.resource_type, held.resource_id, held.action
+  FROM u CROSS JOIN LATERAL (${grantedActionsSql({
+    accountId: 'u.account_id',
+    userId: 'u.id',
+    roleIds: 'u.role_ids',
+    groupIds: 'u.group_ids',
+  })}) held
 )
 SELECT k.id AS "keyId", k.last_used_at AS "lastUsedAt", u.id AS "userId", u.account_id AS "accountId",
        u.email, u.default_roles AS "defaultRoles", u.role_ids AS "roleIds", u.group_ids AS "groupIds",
@@ -35,3 +41,7 @@ SELECT k.id AS "keyId", k.last_used_at AS "lastUsedAt", u.id AS "userId", u.acco
        COALESCE(ARRAY(SELECT DISTINCT resource_type || ':' || action FROM p
          WHERE resource_type <> 'Global' AND resource_id = '*'), '{}') AS "typeActions"
 FROM u JOIN k ON k.user_id = u.id`;
+
+/** Records that key `:keyId` was used, at most once a minute (a write per request would bound reads by the disk). */
+export const TOUCH_KEY_SQL = `UPDATE api_keys SET last_used_at = now()
+  WHERE id = :keyId AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`;

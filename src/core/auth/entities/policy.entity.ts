@@ -6,14 +6,17 @@ import {
   JoinColumn,
   ManyToOne,
   PrimaryGeneratedColumn,
-  type Relation,
 } from 'typeorm';
-import { Account } from './account.entity.js';
 
 /**
  * One action granted to one principal on one resource. A role's policies, a user's direct
- * grants and (later) a group's grants are all rows here, so one query answers for all of them.
- * `resourceId` is `*` for `Global` policies.
+ * grants and a group's grants are all rows here, so one query answers for all of them.
+ * `resourceId` is `*` for policies on every resource of a type (and for `Global` ones).
+ *
+ * Owned by core/auth (all SQL on it is in `grants.repository.ts` and `grants.fragments.ts`).
+ * Principals and resources are plain columns (no foreign key: deleting one calls
+ * `AccessService.forget` / `forgetPrincipal`); the account is named by its entity name so core
+ * imports nothing from the users module.
  */
 @Entity('policies')
 @Index(
@@ -28,9 +31,9 @@ export class Policy {
 
   @Column({ type: 'integer' }) accountId: number;
 
-  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
+  @ManyToOne('Account', { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'account_id', foreignKeyConstraintName: 'fk_policies_account' })
-  account?: Relation<Account>;
+  account?: unknown;
 
   @Column({ type: 'varchar', length: 16 }) principalType: 'role' | 'user' | 'group';
 
