@@ -31,6 +31,7 @@ const common = {
 const SLOW = [
   'cli',
   'database-faults',
+  'embedded',
   'fuzz',
   'migrations',
   'processes',

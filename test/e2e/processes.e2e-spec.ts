@@ -1,9 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
-import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { createTestDatabase, dropTestDatabase, REDIS_URL } from '../support/database.js';
 import { waitFor } from '../support/factories.js';
@@ -324,35 +321,4 @@ describe('graceful shutdown with keep-alive clients', () => {
       }
     }
   }, 150_000);
-});
-
-describe('the embedded default (no DATABASE_URL, no REDIS_URL)', () => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-data-'));
-  afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-
-  it('starts with no configuration, prints an admin token once, keeps data across restarts, and locks its directory', async () => {
-    const port = await freePort();
-    const env = { DATA_DIR: dataDir, PORT: String(port), NODE_ENV: 'development' };
-    const first = startProcess(MAIN, env);
-    const [, token] = await first.waitFor(/Admin token[^\n]*\n\s*(pat_\S+)/, 60_000);
-    await first.waitFor(/listening on/, 60_000);
-    const me = await get(port, '/api/v1/users/me', token);
-    expect(me.body).toEqual(expect.objectContaining({ email: 'admin@example.com', isAdmin: true }));
-    expect((await get(port, '/health/ready')).body.redis.status).toBe('not-configured');
-    expect(first.output()).toContain('background jobs run in-process');
-
-    const second = startProcess(MAIN, { ...env, PORT: String(await freePort()) });
-    expect(await second.exit).not.toBe(0);
-    expect(second.output()).toContain('in use by another process');
-
-    first.child.kill('SIGTERM');
-    expect(await first.exit).toBe(0);
-
-    const restarted = startProcess(MAIN, env);
-    await restarted.waitFor(/listening on/, 60_000);
-    expect((await get(port, '/api/v1/users/me', token)).status).toBe(200);
-    expect(restarted.output()).not.toContain('Admin token');
-    restarted.child.kill('SIGTERM');
-    expect(await restarted.exit).toBe(0);
-  }, 180_000);
 });

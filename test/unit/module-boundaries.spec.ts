@@ -83,3 +83,21 @@ describe('module boundaries', () => {
     expect(stale).toEqual([]);
   });
 });
+
+describe('one unit of work', () => {
+  const outsideDatabase = SRC.filter(([file]) => !file.startsWith('src/core/database/'));
+
+  it('passes no transaction by hand: no code takes an EntityManager or a QueryRunner', () => {
+    const found = outsideDatabase
+      .filter(([, text]) => /\b(EntityManager|QueryRunner)\b/.test(text))
+      .map(([file]) => file);
+    expect(found).toEqual([]);
+  });
+
+  it('opens transactions only through Database.transaction', () => {
+    const found = outsideDatabase
+      .filter(([, text]) => /\b(dataSource|manager|connection)\s*\.\s*transaction\s*\(/i.test(text))
+      .map(([file]) => file);
+    expect(found).toEqual([]);
+  });
+});

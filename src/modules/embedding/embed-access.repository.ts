@@ -1,12 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '../../core/database/database.js';
 import type { DashboardDto } from '../workspace/dto/dashboard.dto.js';
-import {
-  dashboardAllowEmbedSql,
-  publishedDashboardSql,
-  SET_PUBLIC_DASHBOARD_ALLOW_EMBED_SQL,
-  SET_WORKBOOK_DASHBOARD_ALLOW_EMBED_SQL,
-} from '../workspace/workspace.fragments.js';
+import { dashboardAllowEmbedSql, publishedDashboardSql } from '../workspace/workspace.fragments.js';
 
 /** A published dashboard as an embed user reaches it, with who it is shared with. */
 export interface EmbeddableRow {
@@ -26,27 +21,12 @@ export interface EmbedAccessRow {
 
 /**
  * SQL over `workbook_embed_access` (shares of a workbook's dashboard with embed tenants, or with
- * every embed user: `tenant_id` NULL), and the dashboard's "allow signed embedding" flag, kept on
- * the workspace module's row and reached through its fragments.
+ * every embed user: `tenant_id` NULL), reading the dashboard's "allow signed embedding" flag (kept
+ * on the workspace module's row) through its fragments.
  */
 @Injectable()
 export class EmbedAccessRepository {
   constructor(private readonly db: Database) {}
-
-  /** Sets the flag on the workbook's dashboard; false when the workbook has none. */
-  async setAllowEmbed(workbookId: number, allowEmbed: boolean): Promise<boolean> {
-    const rows = await this.db.query(SET_WORKBOOK_DASHBOARD_ALLOW_EMBED_SQL, { workbookId, allowEmbed });
-    return rows.length > 0;
-  }
-
-  /** Sets the flag on the account's dashboard `publicId`; undefined when there is none. */
-  setPublicAllowEmbed(
-    accountId: number,
-    publicId: string,
-    allowEmbed: boolean,
-  ): Promise<{ publicId: string; allowEmbed: boolean } | undefined> {
-    return this.db.one(SET_PUBLIC_DASHBOARD_ALLOW_EMBED_SQL, { publicId, accountId, allowEmbed });
-  }
 
   /** Shares the workbook's dashboard with the tenant, or with every embed user when `tenantId` is null. */
   async grant(accountId: number, workbookId: number, tenantId: number | null): Promise<void> {

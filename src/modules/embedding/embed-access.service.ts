@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Action } from '../../core/auth/action.js';
 import type { EmbedPrincipal } from '../../core/auth/embed-principal.js';
 import type { Principal } from '../../core/auth/principal.js';
+import { DashboardsService } from '../workspace/dashboards.service.js';
 import { Database } from '../../core/database/database.js';
 import { notFound } from '../../core/http/not-found.js';
 import type { DashboardDto } from '../workspace/dto/dashboard.dto.js';
@@ -31,6 +32,7 @@ export class EmbedAccessService {
     private readonly access: EmbedAccessRepository,
     private readonly lookup: WorkbookLookup,
     private readonly tenants: EmbedTenantsService,
+    private readonly dashboards: DashboardsService,
   ) {}
 
   /** Needs read access to the workbook. */
@@ -71,7 +73,7 @@ export class EmbedAccessService {
     const tenantName = toTenant ? normalizeTenantName(dto.embedTenantName!) : null;
     await this.lookup.locate(actor, deploymentId, workbookId, Action.WorkbookManage);
     return this.db.transaction(async () => {
-      if (dto.allowEmbed != null && !(await this.access.setAllowEmbed(workbookId, dto.allowEmbed))) {
+      if (dto.allowEmbed != null && !(await this.dashboards.setAllowEmbed(workbookId, dto.allowEmbed))) {
         throw embeddingError(
           'no_published_dashboard',
           `Workbook ${workbookId} has no published dashboard to embed`,
@@ -93,7 +95,7 @@ export class EmbedAccessService {
     dto: UpdateDashboardEmbeddingDto,
   ): Promise<DashboardEmbeddingResponseDto> {
     const row = PUBLIC_ID.test(publicId)
-      ? await this.access.setPublicAllowEmbed(actor.accountId, publicId, dto.allowEmbed)
+      ? await this.dashboards.setPublicAllowEmbed(actor.accountId, publicId, dto.allowEmbed)
       : undefined;
     if (!row) throw notFound('Dashboard', publicId);
     return row;

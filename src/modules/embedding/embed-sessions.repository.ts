@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { EmbedTokenStore, type ActiveEmbedSession } from '../../core/auth/embed-token-store.js';
+import type { ActiveEmbedSession } from '../../core/auth/embed-token-store.js';
 import { Database } from '../../core/database/database.js';
-import { accountEmbedSecretSql, STORE_ACCOUNT_EMBED_SECRET_SQL } from '../users/users.fragments.js';
 
 /** A session row as recorded by generate-session. */
 export interface NewEmbedSession {
@@ -28,16 +27,10 @@ export interface ExchangedSession {
   tokenExpiresAt: Date;
 }
 
-/**
- * SQL over `embed_sessions`. Also what core/auth's token service reads through
- * {@link EmbedTokenStore}: the session behind a token, and the account's sealed signing key
- * (a column of the users module's `accounts`, through its fragments).
- */
+/** SQL over `embed_sessions` (with their tenants and embed users for token verification). */
 @Injectable()
-export class EmbedSessionsRepository extends EmbedTokenStore {
-  constructor(private readonly db: Database) {
-    super();
-  }
+export class EmbedSessionsRepository {
+  constructor(private readonly db: Database) {}
 
   async insert(s: NewEmbedSession): Promise<void> {
     await this.db.query(
@@ -94,17 +87,5 @@ export class EmbedSessionsRepository extends EmbedTokenStore {
          AND s.exchanged_at IS NOT NULL AND s.token_expires_at > now()`,
       { sessionId, accountId },
     );
-  }
-
-  async sealedKey(accountId: number): Promise<string | null> {
-    const row = await this.db.one<{ sealed: string | null }>(
-      `SELECT ${accountEmbedSecretSql(':accountId')} AS sealed`,
-      { accountId },
-    );
-    return row?.sealed ?? null;
-  }
-
-  async storeKeyIfMissing(accountId: number, sealed: string): Promise<void> {
-    await this.db.query(STORE_ACCOUNT_EMBED_SECRET_SQL, { accountId, sealed });
   }
 }

@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { EmbedTokenStore } from '../../core/auth/embed-token-store.js';
+import { EmbeddingTokenStore } from './embedding-token-store.js';
 import { DeploymentsModule } from '../deployments/deployments.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { WorkspaceModule } from '../workspace/workspace.module.js';
@@ -56,7 +57,7 @@ import { WorkbookEmbedAccess } from './entities/workbook-embed-access.entity.js'
     EmbedGroupsRepository,
     EmbedSessionsRepository,
     EmbedAccessRepository,
-    { provide: EmbedTokenStore, useExisting: EmbedSessionsRepository },
+    { provide: EmbedTokenStore, useClass: EmbeddingTokenStore },
     EmbedTenantsService,
     EmbedUsersService,
     EmbedGroupsService,

@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { OwnedContent } from '../users/owned-content.js';
+import { ReportsOwnedContent } from './reports-owned-content.js';
 import { DeploymentsModule } from '../deployments/deployments.module.js';
 import { WorkspaceModule } from '../workspace/workspace.module.js';
 import { ReportPlacement } from './entities/report-placement.entity.js';
@@ -27,6 +29,7 @@ import { ReportsService } from './reports.service.js';
   ],
   controllers: [ReportsController],
   providers: [
+    { provide: OwnedContent, useClass: ReportsOwnedContent },
     ReportsRepository,
     PlacementsRepository,
     ReportsService,

@@ -83,6 +83,14 @@ export interface ReportListQuery {
 export class ReportsRepository {
   constructor(private readonly db: Database) {}
 
+  /** Passes the reports of `fromUserId` to `toUserId` (the user is being deleted). */
+  async handOver(accountId: number, fromUserId: number, toUserId: number): Promise<void> {
+    await this.db.query(
+      `UPDATE reports SET user_id = :toUserId WHERE account_id = :accountId AND user_id = :fromUserId`,
+      { accountId, fromUserId, toUserId },
+    );
+  }
+
   /** Owner, workbook and folder chain of each report of `ids` in the account. */
   chains(accountId: number, ids: readonly number[]): Promise<ReportChainRow[]> {
     return this.db.query<ReportChainRow>(

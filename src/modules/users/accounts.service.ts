@@ -22,6 +22,16 @@ export class AccountsService {
     private readonly apiKeys: ApiKeysService,
   ) {}
 
+  /** The account's sealed embed signing key (made and sealed by core/auth), or null while it has none. */
+  embedKey(accountId: number): Promise<string | null> {
+    return this.users.accountEmbedKey(accountId);
+  }
+
+  /** Stores the sealed embed signing key unless the account has one (the first writer wins). */
+  storeEmbedKeyIfMissing(accountId: number, sealed: string): Promise<void> {
+    return this.users.storeAccountEmbedKeyIfMissing(accountId, sealed);
+  }
+
   /** The slug of an account (the accounts of authenticated callers always exist). */
   async slug(accountId: number): Promise<string> {
     const slug = await this.users.accountSlug(accountId);

@@ -42,18 +42,6 @@ export const userInAccountSql = (userId: string, accountId: string): string =>
 export const groupNamesSql = (groupIds: string): string =>
   `ARRAY(SELECT gn.name FROM groups gn WHERE gn.id = ANY(${groupIds}) ORDER BY gn.name)`;
 
-/** The sealed embed signing key of the account whose id is the caller's expression `accountId`; NULL while it has none. */
-export const accountEmbedSecretSql = (accountId: string): string =>
-  `(SELECT ae.embed_secret FROM accounts ae WHERE ae.id = ${accountId})`;
-
-/**
- * A statement, not a fragment (the embed key is made by core/auth's token service through the
- * embedding module): stores `:sealed` as the embed signing key of the account `:accountId` unless
- * it has one, so the first writer wins.
- */
-export const STORE_ACCOUNT_EMBED_SECRET_SQL = `UPDATE accounts SET embed_secret = :sealed
-  WHERE id = :accountId AND embed_secret IS NULL`;
-
 /**
  * The directory view of users and groups as SQL, for filters compiled over it (SCIM's filter
  * compiler): what each attribute an identity provider names is in `users u` and `groups g`, the

@@ -173,6 +173,26 @@ export class UsersRepository {
     await this.db.query(`SELECT id FROM accounts WHERE id = :accountId FOR UPDATE`, { accountId });
   }
 
+  /** The account's sealed embed signing key, or null while it has none. */
+  async accountEmbedKey(accountId: number): Promise<string | null> {
+    const row = await this.db.one<{ sealed: string | null }>(
+      `SELECT embed_secret AS sealed FROM accounts WHERE id = :accountId`,
+      { accountId },
+    );
+    return row?.sealed ?? null;
+  }
+
+  /** Stores the sealed key unless the account has one: the first writer wins. */
+  async storeAccountEmbedKeyIfMissing(accountId: number, sealed: string): Promise<void> {
+    await this.db.query(
+      `UPDATE accounts SET embed_secret = :sealed WHERE id = :accountId AND embed_secret IS NULL`,
+      {
+        accountId,
+        sealed,
+      },
+    );
+  }
+
   async accountSlug(accountId: number): Promise<string | undefined> {
     const row = await this.db.one<{ slug: string }>(`SELECT slug FROM accounts WHERE id = :accountId`, {
       accountId,

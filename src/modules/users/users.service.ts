@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { AccessService } from '../../core/auth/access.service.js';
 import { builtInRoleActions } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
@@ -25,8 +26,7 @@ import { Database } from '../../core/database/database.js';
 import { uniqueViolation } from '../../core/database/sql.js';
 import { notFound } from '../../core/http/not-found.js';
 import { DeploymentsService } from '../deployments/deployments.service.js';
-import { HAND_OVER_REPORTS_SQL } from '../reports/reports.fragments.js';
-import { HAND_OVER_WORKSPACE_SQL } from '../workspace/workspace.fragments.js';
+import { OwnedContent } from './owned-content.js';
 import { PoliciesService } from './policies.service.js';
 import { UsersRepository, type UserRow } from './users.repository.js';
 import { usersError } from './users.errors.js';
@@ -62,14 +62,26 @@ function withAdmin(roles: readonly string[], isAdmin: boolean | null | undefined
 
 /** Console users of one account. */
 @Injectable()
-export class UsersService {
+export class UsersService implements OnApplicationBootstrap {
+  /** What other modules keep per owner, handed over when a user is deleted. */
+  private ownedContent: readonly OwnedContent[] = [];
+
   constructor(
     private readonly db: Database,
     private readonly repo: UsersRepository,
     private readonly policies: PoliciesService,
     private readonly access: AccessService,
     private readonly deployments: DeploymentsService,
+    private readonly moduleRef: ModuleRef,
   ) {}
+
+  onApplicationBootstrap(): void {
+    try {
+      this.ownedContent = this.moduleRef.get(OwnedContent, { strict: false, each: true });
+    } catch {
+      this.ownedContent = []; // no module keeps content per owner
+    }
+  }
 
   async list(actor: Principal, query: UsersQueryDto): Promise<LegacyPage<UserDto>> {
     const paging = resolvePaging(query, ['number']);
@@ -231,9 +243,7 @@ export class UsersService {
       // Grants have no foreign key to their principal: a user's direct grants go with the user.
       await this.access.forgetPrincipal(actor.accountId, { type: 'user', id });
       // Workspace content outlives its owner: the admin who deletes the user takes it over.
-      for (const sql of [...HAND_OVER_WORKSPACE_SQL, ...HAND_OVER_REPORTS_SQL]) {
-        await this.db.query(sql, { accountId: actor.accountId, fromUserId: id, toUserId: actor.userId });
-      }
+      for (const content of this.ownedContent) await content.handOver(actor.accountId, id, actor.userId);
       await this.repo.delete(actor.accountId, id);
     });
   }

@@ -23,6 +23,29 @@ export interface NewDashboard {
 export class DashboardsRepository {
   constructor(private readonly db: Database) {}
 
+  /** Sets the "allow signed embedding" flag of the workbook's dashboard; false when it has none. */
+  async setAllowEmbed(workbookId: number, allowEmbed: boolean): Promise<boolean> {
+    const rows = await this.db.query(
+      `UPDATE dashboards SET allow_embed = :allowEmbed, updated_at = now() WHERE workbook_id = :workbookId RETURNING id`,
+      { workbookId, allowEmbed },
+    );
+    return rows.length > 0;
+  }
+
+  /** Sets the flag of the account's dashboard `publicId`; undefined when there is none. */
+  setPublicAllowEmbed(
+    accountId: number,
+    publicId: string,
+    allowEmbed: boolean,
+  ): Promise<{ publicId: string; allowEmbed: boolean } | undefined> {
+    return this.db.one(
+      `UPDATE dashboards SET allow_embed = :allowEmbed, updated_at = now()
+       WHERE public_id = :publicId AND account_id = :accountId
+       RETURNING public_id AS "publicId", allow_embed AS "allowEmbed"`,
+      { publicId, accountId, allowEmbed },
+    );
+  }
+
   async saveDraft(workbookId: number, draft: unknown): Promise<void> {
     await this.db.query(
       `UPDATE workbooks SET dashboard_draft = :draft::jsonb, updated_at = now() WHERE id = :workbookId`,

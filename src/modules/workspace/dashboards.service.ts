@@ -26,6 +26,23 @@ export class DashboardsService {
     private readonly lookup: WorkbookLookup,
   ) {}
 
+  /**
+   * The dashboard's "allow signed embedding" flag, a setting of the embedding module kept on the
+   * dashboard's row; the caller has checked access. False when the workbook has no dashboard.
+   */
+  setAllowEmbed(workbookId: number, allowEmbed: boolean): Promise<boolean> {
+    return this.dashboards.setAllowEmbed(workbookId, allowEmbed);
+  }
+
+  /** The same flag by the dashboard's public id in the account; undefined when there is none. */
+  setPublicAllowEmbed(
+    accountId: number,
+    publicId: string,
+    allowEmbed: boolean,
+  ): Promise<{ publicId: string; allowEmbed: boolean } | undefined> {
+    return this.dashboards.setPublicAllowEmbed(accountId, publicId, allowEmbed);
+  }
+
   async updateDashboard(
     actor: Principal,
     deploymentId: number,

@@ -50,6 +50,14 @@ export interface FolderListQuery {
 export class FoldersRepository {
   constructor(private readonly db: Database) {}
 
+  /** Passes the folders of `fromUserId` to `toUserId` (the user is being deleted). */
+  async handOver(accountId: number, fromUserId: number, toUserId: number): Promise<void> {
+    await this.db.query(
+      `UPDATE folders SET user_id = :toUserId WHERE account_id = :accountId AND user_id = :fromUserId`,
+      { accountId, fromUserId, toUserId },
+    );
+  }
+
   async exists(accountId: number, deploymentId: number, folderId: number): Promise<boolean> {
     const rows = await this.db.query(
       `SELECT 1 FROM folders WHERE id = :folderId AND account_id = :accountId AND deployment_id = :deploymentId`,

@@ -54,6 +54,14 @@ export interface WorkbookChainRow {
 export class WorkbooksRepository {
   constructor(private readonly db: Database) {}
 
+  /** Passes the workbooks of `fromUserId` to `toUserId` (the user is being deleted). */
+  async handOver(accountId: number, fromUserId: number, toUserId: number): Promise<void> {
+    await this.db.query(
+      `UPDATE workbooks SET user_id = :toUserId WHERE account_id = :accountId AND user_id = :fromUserId`,
+      { accountId, fromUserId, toUserId },
+    );
+  }
+
   /** The Workbook shape of one row, in one query. */
   fetch(accountId: number, workbookId: number): Promise<WorkbookDto | undefined> {
     return this.db.one<WorkbookDto>(

@@ -72,27 +72,3 @@ export const publishedDashboardSql = (
 /** The `allow_embed` flag of the dashboard of the workbook `workbookId` (an expression); NULL without one. */
 export const dashboardAllowEmbedSql = (workbookId: string): string =>
   `(SELECT da.allow_embed FROM dashboards da WHERE da.workbook_id = ${workbookId})`;
-
-/*
- * Statements, not fragments: the embedding module sets a dashboard's "allow signed embedding"
- * flag (its setting, stored on this module's row) inside its own unit of work.
- */
-
-/** Sets `allow_embed` to `:allowEmbed` on the dashboard of the workbook `:workbookId`; returns its `id` (no row without one). */
-export const SET_WORKBOOK_DASHBOARD_ALLOW_EMBED_SQL = `UPDATE dashboards SET allow_embed = :allowEmbed, updated_at = now()
-  WHERE workbook_id = :workbookId RETURNING id`;
-
-/** Sets `allow_embed` to `:allowEmbed` on the dashboard `:publicId` of the account `:accountId`; returns `publicId`, `allowEmbed`. */
-export const SET_PUBLIC_DASHBOARD_ALLOW_EMBED_SQL = `UPDATE dashboards SET allow_embed = :allowEmbed, updated_at = now()
-  WHERE public_id = :publicId AND account_id = :accountId
-  RETURNING public_id AS "publicId", allow_embed AS "allowEmbed"`;
-
-/**
- * Statements run by the users module when it deletes user `:fromUserId` of account `:accountId`:
- * their folders and workbooks outlive them and pass to `:toUserId` (the admin deleting them),
- * inside that unit of work.
- */
-export const HAND_OVER_WORKSPACE_SQL: readonly string[] = [
-  `UPDATE folders SET user_id = :toUserId WHERE account_id = :accountId AND user_id = :fromUserId`,
-  `UPDATE workbooks SET user_id = :toUserId WHERE account_id = :accountId AND user_id = :fromUserId`,
-];

@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { OwnedContent } from '../users/owned-content.js';
+import { WorkspaceOwnedContent } from './workspace-owned-content.js';
 import { ObjectRouteRule } from '../../core/auth/access.guard.js';
 import { DeploymentsModule } from '../deployments/deployments.module.js';
 import { ContentAccess } from './content-access.js';
@@ -34,6 +36,7 @@ import { WorkspaceService } from './workspace.service.js';
   controllers: [FoldersController, WorkbooksController, WorkspaceController],
   providers: [
     { provide: ObjectRouteRule, useClass: ContentRouteRule },
+    { provide: OwnedContent, useClass: WorkspaceOwnedContent },
     ContentAccess,
     FoldersRepository,
     WorkbooksRepository,
@@ -47,6 +50,6 @@ import { WorkspaceService } from './workspace.service.js';
     WorkbookCopyService,
     WorkspaceService,
   ],
-  exports: [FoldersService, WorkbooksService, WorkbookLookup, WorkspaceContent],
+  exports: [FoldersService, WorkbooksService, DashboardsService, WorkbookLookup, WorkspaceContent],
 })
 export class WorkspaceModule {}

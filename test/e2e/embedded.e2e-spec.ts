@@ -1,0 +1,51 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort, startProcess } from '../support/process.js';
+
+/**
+ * The service started with no configuration at all: the embedded database in a data directory,
+ * no Redis. A file of its own (it starts the process three times), so it runs beside the other
+ * process tests instead of after them.
+ */
+const MAIN = 'dist/src/main.js';
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- parsed JSON of any shape
+type Json = Record<string, any>;
+
+async function get(port: number, url: string, token?: string): Promise<{ status: number; body: Json }> {
+  const res = await fetch(`http://127.0.0.1:${port}${url}`, {
+    headers: token ? { Authorization: `Bearer ${token}` } : {},
+  });
+  return { status: res.status, body: (await res.json()) as Json };
+}
+
+describe('the embedded default (no DATABASE_URL, no REDIS_URL)', () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-data-'));
+  afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+  it('starts with no configuration, prints an admin token once, keeps data across restarts, and locks its directory', async () => {
+    const port = await freePort();
+    const env = { DATA_DIR: dataDir, PORT: String(port), NODE_ENV: 'development' };
+    const first = startProcess(MAIN, env);
+    const [, token] = await first.waitFor(/Admin token[^\n]*\n\s*(pat_\S+)/, 60_000);
+    await first.waitFor(/listening on/, 60_000);
+    const me = await get(port, '/api/v1/users/me', token);
+    expect(me.body).toEqual(expect.objectContaining({ email: 'admin@example.com', isAdmin: true }));
+    expect((await get(port, '/health/ready')).body.redis.status).toBe('not-configured');
+    expect(first.output()).toContain('background jobs run in-process');
+
+    const second = startProcess(MAIN, { ...env, PORT: String(await freePort()) });
+    expect(await second.exit).not.toBe(0);
+    expect(second.output()).toContain('in use by another process');
+
+    first.child.kill('SIGTERM');
+    expect(await first.exit).toBe(0);
+
+    const restarted = startProcess(MAIN, env);
+    await restarted.waitFor(/listening on/, 60_000);
+    expect((await get(port, '/api/v1/users/me', token)).status).toBe(200);
+    expect(restarted.output()).not.toContain('Admin token');
+    restarted.child.kill('SIGTERM');
+    expect(await restarted.exit).toBe(0);
+  }, 180_000);
+});

@@ -1,0 +1,118 @@
+import { Database } from '../../src/core/database/database.js';
+import { AccountsService } from '../../src/modules/users/accounts.service.js';
+import { startServiceApp, type ServiceApp } from '../support/service.js';
+
+/**
+ * The unit of work: every query made while `Database.transaction` runs joins its transaction,
+ * whichever module makes it and however deep, and after-commit hooks follow the outcome.
+ */
+describe('Database: the unit of work', () => {
+  let t: ServiceApp;
+  let db: Database;
+  const notes = async () =>
+    (await t.sql<{ note: string }>(`SELECT note FROM uow_probe ORDER BY note`)).map((r) => r.note);
+  const insert = (note: string) => db.query(`INSERT INTO uow_probe (note) VALUES (:note)`, { note });
+
+  beforeAll(async () => {
+    t = await startServiceApp();
+    db = t.app.get(Database);
+    await t.sql(`CREATE TABLE uow_probe (id serial PRIMARY KEY, note text NOT NULL)`);
+  });
+  afterAll(() => t?.close());
+  beforeEach(() => t.sql(`TRUNCATE uow_probe`));
+
+  it('commits every query of the unit of work together, or none of them', async () => {
+    await db.transaction(async () => {
+      await insert('a');
+      await insert('b');
+    });
+    await expect(
+      db.transaction(async () => {
+        await insert('c');
+        throw new Error('the rule failed');
+      }),
+    ).rejects.toThrow('the rule failed');
+    expect(await notes()).toEqual(['a', 'b']);
+  });
+
+  it('joins a nested transaction to the outer one: the outermost call decides', async () => {
+    await expect(
+      db.transaction(async () => {
+        await db.transaction(() => insert('inner'));
+        expect(db.inTransaction).toBe(true);
+        throw new Error('the outer step failed');
+      }),
+    ).rejects.toThrow('the outer step failed');
+    expect(await notes()).toEqual([]);
+  });
+
+  it('carries the transaction into another module’s service without passing it', async () => {
+    await expect(
+      db.transaction(async () => {
+        await t.app.get(AccountsService).bootstrap('rolled-back', 'admin@rolled-back.test');
+        throw new Error('undo');
+      }),
+    ).rejects.toThrow('undo');
+    expect(await t.sql(`SELECT id FROM accounts WHERE slug = 'rolled-back'`)).toEqual([]);
+  });
+
+  it('keeps parallel units of work apart', async () => {
+    const results = await Promise.allSettled([
+      db.transaction(async () => {
+        await insert('kept');
+        await new Promise((resolve) => setImmediate(resolve));
+        await insert('kept too');
+      }),
+      db.transaction(async () => {
+        await insert('dropped');
+        await new Promise((resolve) => setImmediate(resolve));
+        throw new Error('this one fails');
+      }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
+    expect(await notes()).toEqual(['kept', 'kept too']);
+  });
+
+  it('runs after-commit hooks once the outermost unit of work commits, never after a rollback', async () => {
+    const seen: string[] = [];
+    await db.transaction(async () => {
+      await insert('x');
+      await db.transaction(() => {
+        db.afterCommit(async () => {
+          // The write is visible to other connections by now.
+          seen.push(`after commit: ${(await notes()).join(',')}`);
+        });
+        return Promise.resolve();
+      });
+      seen.push('still inside');
+    });
+    await expect(
+      db.transaction(() => {
+        db.afterCommit(() => seen.push('must not run'));
+        return Promise.reject(new Error('rolled back'));
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(seen).toEqual(['still inside', 'after commit: x']);
+  });
+
+  it('runs a hook at once outside a unit of work', async () => {
+    const seen: string[] = [];
+    await new Promise<void>((resolve) => {
+      db.afterCommit(() => {
+        seen.push('ran');
+        resolve();
+      });
+    });
+    expect(seen).toEqual(['ran']);
+  });
+
+  it('reads with named parameters on the pool outside a unit of work', async () => {
+    await insert('p');
+    expect(db.inTransaction).toBe(false);
+    expect(
+      await db.one<{ n: number }>(`SELECT count(*)::int AS n FROM uow_probe WHERE note = :note`, {
+        note: 'p',
+      }),
+    ).toEqual({ n: 1 });
+  });
+});
