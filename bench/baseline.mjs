@@ -78,7 +78,7 @@ const pool = new pg.Pool({
 
 /** Views are buffered and written in batches exactly as the service does (view-buffer.js). */
 const views = new ViewBuffer(
-  (sql, params) => query(pool, sql, params),
+  (sql, params) => runSql(pool, sql, params),
   (error) => console.warn(`Could not record report views: ${error.message}`),
 );
 setInterval(() => void views.flush(), Number(process.env.REPORT_VIEW_FLUSH_MS ?? 1000)).unref();
@@ -87,7 +87,7 @@ setInterval(() => void views.flush(), Number(process.env.REPORT_VIEW_FLUSH_MS ??
 // Errors and small helpers
 
 /** Runs SQL with `:name` parameters, as the service's Database.query does. */
-function query(db, sql, params) {
+function runSql(db, sql, params) {
   const { text, values } = compileNamed(sql, params);
   return db.query(text, values);
 }
@@ -185,12 +185,12 @@ async function authenticate(req) {
     throw new ApiError(401, 'unauthorized', 'Send a token in the Authorization header: "Bearer <token>"');
   const token = match[2];
   const rows = TOKEN_PATTERN.test(token)
-    ? (await query(pool, TOKEN_SQL, { tokenHash: hashToken(token) })).rows
+    ? (await runSql(pool, TOKEN_SQL, { tokenHash: hashToken(token) })).rows
     : [];
   const row = rows[0];
   if (!row) throw new ApiError(401, 'unauthorized', 'The token is unknown, expired or revoked');
   if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() >= 60_000) {
-    query(pool, TOUCH_KEY_SQL, { keyId: row.keyId }).catch(() => {});
+    runSql(pool, TOUCH_KEY_SQL, { keyId: row.keyId }).catch(() => {});
   }
   const actions = expandActions([...builtInRoleActions(row.defaultRoles), ...row.globalActions]);
   const principal = {
@@ -269,7 +269,7 @@ async function listReports(actor, deploymentId, query) {
     pageParams.afterId = after[1];
   }
   const [page, count] = await Promise.all([
-    query(
+    runSql(
       pool,
       reportSelectSql(
         `r.account_id = :accountId AND ${filter} AND ${keyset}`,
@@ -277,7 +277,7 @@ async function listReports(actor, deploymentId, query) {
       ),
       pageParams,
     ),
-    query(
+    runSql(
       pool,
       `SELECT count(*)::int AS n,
            EXISTS (SELECT 1 FROM deployments dx WHERE dx.id = :deploymentId AND dx.account_id = :accountId) AS "deploymentExists"
@@ -322,13 +322,13 @@ async function transaction(work) {
 }
 
 async function lockPlacements(m, actor, deploymentId, reportId) {
-  const locked = await query(m, LOCK_REPORT_SQL, { reportId, deploymentId, accountId: actor.accountId });
+  const locked = await runSql(m, LOCK_REPORT_SQL, { reportId, deploymentId, accountId: actor.accountId });
   if (!locked.rows[0]) throw notFound(`Report ${reportId}`);
-  return (await query(m, PLACEMENTS_SQL, { reportId })).rows;
+  return (await runSql(m, PLACEMENTS_SQL, { reportId })).rows;
 }
 
 async function readReport(m, actor, deploymentId, reportId, access) {
-  const { rows } = await query(m, READ_REPORT_SQL, { reportId, deploymentId, accountId: actor.accountId });
+  const { rows } = await runSql(m, READ_REPORT_SQL, { reportId, deploymentId, accountId: actor.accountId });
   if (!rows[0]) throw notFound(`Report ${reportId}`);
   return toReport(rows[0], access);
 }
@@ -343,9 +343,9 @@ async function connect(actor, deploymentId, reportId, body) {
     const match = connectMatch(placements, dto, spot);
     const values = connectValues(dto, spot, actor.userId);
     const newId = dto.placementId || randomUUID();
-    if (match) await query(m, UPDATE_PLACEMENT_SQL, { rowId: match.rowId, ...values, newId });
+    if (match) await runSql(m, UPDATE_PLACEMENT_SQL, { rowId: match.rowId, ...values, newId });
     else
-      await query(m, INSERT_PLACEMENT_SQL, {
+      await runSql(m, INSERT_PLACEMENT_SQL, {
         accountId: actor.accountId,
         reportId,
         placementId: newId,
@@ -361,7 +361,7 @@ async function disconnect(actor, deploymentId, reportId, body) {
   return transaction(async (m) => {
     const placements = await lockPlacements(m, actor, deploymentId, reportId);
     const match = findPlacement(placements, target);
-    if (match) await query(m, DELETE_PLACEMENT_SQL, { rowId: match.rowId });
+    if (match) await runSql(m, DELETE_PLACEMENT_SQL, { rowId: match.rowId });
     return readReport(m, actor, deploymentId, reportId, access);
   });
 }

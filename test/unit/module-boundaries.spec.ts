@@ -70,6 +70,17 @@ describe('module boundaries', () => {
     expect(violations()).toEqual([]);
   });
 
+  it('never imports another module’s repository: other modules go through its service', () => {
+    const found: string[] = [];
+    for (const [file, text] of SRC) {
+      for (const m of text.matchAll(/from '([^']+\.repository\.js)'/g)) {
+        const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), m[1]));
+        if (moduleOf(target) !== moduleOf(file)) found.push(`${file} imports ${target}`);
+      }
+    }
+    expect(found).toEqual([]);
+  });
+
   it('lists no exception for a file that no longer needs one', () => {
     const stale = Object.keys(EXCEPTIONS).filter((file) => {
       const entry = SRC.find(([f]) => f === file);

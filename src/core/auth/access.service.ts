@@ -20,6 +20,8 @@ import {
 } from './grants.repository.js';
 import type { Principal } from './principal.js';
 
+export type { GrantPrincipal, GrantRow, PrincipalGrantRow };
+
 /** Resource types that can carry object-level grants (the reference's policy resource types). */
 export type GrantableType = 'Deployment' | 'Folder' | 'Workbook' | 'Report';
 

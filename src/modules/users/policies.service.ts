@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { GrantableType } from '../../core/auth/access.service.js';
 import { AccessService } from '../../core/auth/access.service.js';
-import type { GrantPrincipal, GrantRow } from '../../core/auth/grants.repository.js';
+import type { GrantPrincipal, GrantRow } from '../../core/auth/access.service.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { ALL_RESOURCES, type PolicyDto, type PolicyResourceType } from './dto/policy.dto.js';
 import { usersError } from './users.errors.js';
