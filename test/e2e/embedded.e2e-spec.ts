@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, startProcess } from '../support/process.js';
+import { freePort, getJson as get, startProcess } from '../support/process.js';
 
 /**
  * The service started with no configuration at all: the embedded database in a data directory,
@@ -9,15 +9,6 @@ import { freePort, startProcess } from '../support/process.js';
  * process tests instead of after them.
  */
 const MAIN = 'dist/src/main.js';
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- parsed JSON of any shape
-type Json = Record<string, any>;
-
-async function get(port: number, url: string, token?: string): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`http://127.0.0.1:${port}${url}`, {
-    headers: token ? { Authorization: `Bearer ${token}` } : {},
-  });
-  return { status: res.status, body: (await res.json()) as Json };
-}
 
 describe('the embedded default (no DATABASE_URL, no REDIS_URL)', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-data-'));

@@ -4,19 +4,10 @@ import net from 'node:net';
 import { promisify } from 'node:util';
 import { createTestDatabase, dropTestDatabase, REDIS_URL } from '../support/database.js';
 import { waitFor } from '../support/factories.js';
-import { freePort, startProcess, type Proc } from '../support/process.js';
+import { freePort, getJson as get, startProcess, type Json, type Proc } from '../support/process.js';
 
 const run = promisify(execFile);
 const MAIN = 'dist/src/main.js';
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- parsed JSON of any shape
-type Json = Record<string, any>;
-
-async function get(port: number, url: string, token?: string): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`http://127.0.0.1:${port}${url}`, {
-    headers: token ? { Authorization: `Bearer ${token}` } : {},
-  });
-  return { status: res.status, body: (await res.json()) as Json };
-}
 
 describe('admin command line', () => {
   let db: { name: string; url: string };

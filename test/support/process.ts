@@ -67,3 +67,18 @@ export function startProcess(
       }),
   };
 }
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- parsed JSON of any shape
+export type Json = Record<string, any>;
+
+/** GET of a started process's route on loopback, with an optional bearer token; the body parsed. */
+export async function getJson(
+  port: number,
+  url: string,
+  token?: string,
+): Promise<{ status: number; body: Json }> {
+  const res = await fetch(`http://127.0.0.1:${port}${url}`, {
+    headers: token ? { Authorization: `Bearer ${token}` } : {},
+  });
+  return { status: res.status, body: (await res.json()) as Json };
+}

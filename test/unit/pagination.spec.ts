@@ -35,10 +35,10 @@ describe('pagination primitives', () => {
   });
 
   it('builds a keyset predicate in the sort direction, never an offset', () => {
-    expect(keysetPredicate(['a', 'id'], 'DESC', ['x', 3], 4)).toEqual({
-      sql: '(a, id) < ($4, $5)',
-      params: ['x', 3],
+    expect(keysetPredicate(['a', 'id'], 'DESC', ['x', 3])).toEqual({
+      sql: '(a, id) < (:after1, :after2)',
+      params: { after1: 'x', after2: 3 },
     });
-    expect(keysetPredicate(['id'], 'ASC', null, 1)).toEqual({ sql: 'TRUE', params: [] });
+    expect(keysetPredicate(['id'], 'ASC', null)).toEqual({ sql: 'TRUE', params: {} });
   });
 });

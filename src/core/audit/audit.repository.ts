@@ -103,7 +103,7 @@ export class AuditRepository {
       where.push(FILTERS[key]);
       params[key] = filter[key];
     }
-    const keyset = namedKeyset(['e.occurred_at', 'e.id'], 'DESC', after);
+    const keyset = keysetPredicate(['e.occurred_at', 'e.id'], 'DESC', after);
     return this.db.query<AuditEventRow>(
       `SELECT e.id::text AS id, ${isoSql('e.occurred_at')} AS "occurredAt", e.actor_type AS "actorType",
               e.actor_id AS "actorId", e.actor_email AS "actorEmail", e.action, e.method, e.path,
@@ -116,17 +116,4 @@ export class AuditRepository {
       { ...params, ...keyset.params, limit },
     );
   }
-}
-
-/** {@link keysetPredicate} with named parameters `:after1`, `:after2`… */
-function namedKeyset(
-  columns: readonly string[],
-  direction: 'ASC' | 'DESC',
-  after: CursorValue[] | null,
-): { sql: string; params: Record<string, CursorValue> } {
-  const { sql, params } = keysetPredicate(columns, direction, after, 1);
-  return {
-    sql: sql.replace(/\$(\d+)/g, ':after$1'),
-    params: Object.fromEntries(params.map((value, i) => [`after${i + 1}`, value])),
-  };
 }

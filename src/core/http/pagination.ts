@@ -145,17 +145,20 @@ export function withLegacyFields<T>(page: Page<T>, paging: Paging, total: number
 }
 
 /**
- * The keyset predicate `(col1, col2) > ($n, $n+1)` (or `<` descending) for a cursor, with its
- * parameters. All sort columns share one direction; the last column must be unique (the id).
+ * The keyset condition of a page after the row whose sort values are `after` (`TRUE` for the
+ * first page), over `columns` in `direction` (the last column breaks ties), with the named
+ * parameters `:after1`, `:after2`… (one per column).
  */
 export function keysetPredicate(
   columns: readonly string[],
   direction: 'ASC' | 'DESC',
-  after: CursorValue[] | null,
-  firstParam: number,
-): { sql: string; params: CursorValue[] } {
-  if (!after) return { sql: 'TRUE', params: [] };
-  const placeholders = columns.map((_, i) => `$${firstParam + i}`);
+  after: readonly CursorValue[] | null,
+): { sql: string; params: Record<string, CursorValue> } {
+  if (!after) return { sql: 'TRUE', params: {} };
+  const names = columns.map((_, i) => `after${i + 1}`);
   const op = direction === 'ASC' ? '>' : '<';
-  return { sql: `(${columns.join(', ')}) ${op} (${placeholders.join(', ')})`, params: after };
+  return {
+    sql: `(${columns.join(', ')}) ${op} (${names.map((n) => `:${n}`).join(', ')})`,
+    params: Object.fromEntries(names.map((n, i) => [n, after[i]!])),
+  };
 }

@@ -5,7 +5,7 @@ import type { CursorValue } from '../../core/http/pagination.js';
 import type { EmbedGroupDto } from './dto/embed-group.dto.js';
 import type { EmbedUserDto } from './dto/embed-user.dto.js';
 import { EMBED_USER_COLUMNS } from './embed-users.repository.js';
-import { namedKeyset } from './keyset.js';
+import { keysetPredicate } from '../../core/http/pagination.js';
 
 const GROUP_COLUMNS = `g.id, g.name, g.description,
   (SELECT count(*) FROM embed_group_members gm WHERE gm.group_id = g.id)::int AS "userCount"`;
@@ -20,7 +20,7 @@ export class EmbedGroupsRepository {
 
   /** Newest first, after the cursor `after` (id). */
   list(tenantId: number, after: CursorValue[] | null, limit: number): Promise<EmbedGroupDto[]> {
-    const keyset = namedKeyset(['g.id'], 'DESC', after);
+    const keyset = keysetPredicate(['g.id'], 'DESC', after);
     return this.db.query<EmbedGroupDto>(
       `SELECT ${GROUP_COLUMNS} FROM embed_groups g WHERE g.tenant_id = :tenantId AND ${keyset.sql}
        ORDER BY g.id DESC LIMIT :limit`,
@@ -98,7 +98,7 @@ export class EmbedGroupsRepository {
     after: CursorValue[] | null,
     limit: number,
   ): Promise<Array<EmbedUserDto & { addedAt: string }>> {
-    const keyset = namedKeyset(['gm.created_at', 'gm.embed_user_id'], 'DESC', after);
+    const keyset = keysetPredicate(['gm.created_at', 'gm.embed_user_id'], 'DESC', after);
     return this.db.query<EmbedUserDto & { addedAt: string }>(
       `SELECT ${EMBED_USER_COLUMNS}, ${isoSql('gm.created_at')} AS "addedAt"
        FROM embed_group_members gm JOIN embed_users u ON u.id = gm.embed_user_id

@@ -3,7 +3,7 @@ import { Database } from '../../core/database/database.js';
 import { isoSql } from '../../core/database/sql.js';
 import type { CursorValue } from '../../core/http/pagination.js';
 import type { EmbedTenantDto } from './dto/embed-tenant.dto.js';
-import { namedKeyset } from './keyset.js';
+import { keysetPredicate } from '../../core/http/pagination.js';
 
 /** A located tenant. */
 export interface TenantRef {
@@ -23,7 +23,7 @@ export class EmbedTenantsRepository {
     after: CursorValue[] | null,
     limit: number,
   ): Promise<EmbedTenantDto[]> {
-    const keyset = namedKeyset(['t.name COLLATE "C"'], 'ASC', after);
+    const keyset = keysetPredicate(['t.name COLLATE "C"'], 'ASC', after);
     return this.db.query<EmbedTenantDto>(
       `SELECT t.id, t.name, t.display_name AS "displayName", ${isoSql('t.created_at')} AS "createdAt",
               (SELECT count(*) FROM embed_users u WHERE u.tenant_id = t.id)::int AS "userCount"

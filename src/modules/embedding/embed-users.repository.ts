@@ -4,7 +4,7 @@ import { isoSql } from '../../core/database/sql.js';
 import type { CursorValue } from '../../core/http/pagination.js';
 import { groupNamesSql } from '../users/users.fragments.js';
 import type { EmbedUserDto } from './dto/embed-user.dto.js';
-import { namedKeyset } from './keyset.js';
+import { keysetPredicate } from '../../core/http/pagination.js';
 
 /** Every field of the EmbedUser shape, from `embed_users u`. */
 export const EMBED_USER_COLUMNS = `u.id, u.external_id AS username, ${isoSql('u.created_at')} AS "createdAt",
@@ -40,7 +40,7 @@ export class EmbedUsersRepository {
     after: CursorValue[] | null,
     limit: number,
   ): Promise<EmbedUserDto[]> {
-    const keyset = namedKeyset(['u.email COLLATE "C"', 'u.id'], 'ASC', after);
+    const keyset = keysetPredicate(['u.email COLLATE "C"', 'u.id'], 'ASC', after);
     const search = pattern === null ? '' : 'AND (u.email ILIKE :pattern OR u.external_id ILIKE :pattern)';
     return this.db.query<EmbedUserDto>(
       `SELECT ${EMBED_USER_COLUMNS} FROM embed_users u

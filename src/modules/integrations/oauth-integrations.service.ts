@@ -9,21 +9,16 @@ import type {
   UpdateOAuthIntegrationDto,
 } from './dto/oauth-integration.dto.js';
 import { integrationsError } from './integrations.errors.js';
-import { OAuthIntegrationsRepository } from './oauth-integrations.repository.js';
+import {
+  OAuthIntegrationsRepository,
+  type OAuthIntegrationSecretRow,
+} from './oauth-integrations.repository.js';
 
 /** The config object is free-form; this bounds what one row may hold. */
 const MAX_CONFIG_BYTES = 16 * 1024;
 
-/** What the authorization-code flow needs of an integration; the secret already opened. */
-export interface IntegrationCredentials {
-  id: number;
-  authUrl: string;
-  tokenUrl: string;
-  clientId: string;
-  clientSecret: string;
-  redirectUri: string;
-  scopes: string[];
-}
+/** What the authorization-code flow needs of an integration: its row with the secret already opened. */
+export type IntegrationCredentials = OAuthIntegrationSecretRow;
 
 /** The sealed client secret is bound to its account and row: copied elsewhere, it does not open. */
 const secretContext = (accountId: number, id: number) => `oauth-integration:${accountId}:${id}:client-secret`;

@@ -55,7 +55,7 @@ export class UserAttributesRepository {
     page: { after: CursorValue[] | null; limit: number; offset: number | null },
   ): Promise<Array<UserAttributeDto & { createdAt: string }>> {
     const where = whereOf(accountId, filter);
-    const keyset = namedKeyset(['a.created_at', 'a.id'], 'DESC', page.after);
+    const keyset = keysetPredicate(['a.created_at', 'a.id'], 'DESC', page.after);
     return this.db.query<UserAttributeDto & { createdAt: string }>(
       `SELECT ${ATTRIBUTE_COLUMNS}, ${isoSql('a.created_at')} AS "createdAt"
        FROM user_attributes a WHERE ${where.sql} AND ${keyset.sql}
@@ -182,17 +182,4 @@ function whereOf(
     params.type = filter.type;
   }
   return { sql: where.join(' AND '), params };
-}
-
-/** {@link keysetPredicate} with named parameters (`:after1`, `:after2`…) instead of numbered ones. */
-function namedKeyset(
-  columns: readonly string[],
-  direction: 'ASC' | 'DESC',
-  after: CursorValue[] | null,
-): { sql: string; params: Record<string, CursorValue> } {
-  const { sql, params } = keysetPredicate(columns, direction, after, 1);
-  return {
-    sql: sql.replace(/\$(\d+)/g, ':after$1'),
-    params: Object.fromEntries(params.map((value, i) => [`after${i + 1}`, value])),
-  };
 }
