@@ -111,7 +111,7 @@ function boot(databaseUrl: string, ...modules: unknown[]): Promise<INestApplicat
   return NestFactory.createApplicationContext(Root, { logger: false, abortOnError: false });
 }
 
-describe('job framework', () => {
+describe('job framework (service level, in-process mode)', () => {
   let db: { name: string; url: string };
   let app: INestApplicationContext;
   let jobs: JobQueue;
