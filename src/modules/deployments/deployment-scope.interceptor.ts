@@ -2,7 +2,7 @@ import { Injectable, type CallHandler, type ExecutionContext, type NestIntercept
 import type { Request } from 'express';
 import { catchError, defer, type Observable } from 'rxjs';
 import { ApiError } from '../../core/http/api-error.js';
-import { notFound } from '../../core/http/not-found.js';
+import { isNotFound, notFound } from '../../core/http/not-found.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { DeploymentsService } from './deployments.service.js';
 
@@ -27,7 +27,7 @@ export class DeploymentScopeInterceptor implements NestInterceptor {
     if (
       err instanceof ApiError &&
       err.getStatus() === 404 &&
-      err.code !== 'deployment_not_found' &&
+      !isNotFound(err, 'Deployment') &&
       principal &&
       Number.isInteger(id) &&
       id > 0 &&

@@ -196,6 +196,11 @@ export class DeploymentsService implements OnModuleInit {
     return this.repository.exists(accountId, id);
   }
 
+  /** 404 `deployment_not_found` unless deployment `id` belongs to the account. */
+  async requireInAccount(accountId: number, id: number): Promise<void> {
+    if (!(await this.repository.exists(accountId, id))) throw notFound('Deployment', id);
+  }
+
   /** The deployment, or 404; `lock` holds its row for the rest of the unit of work. */
   private async row(accountId: number, id: number, lock = false): Promise<DeploymentRow> {
     const row = await this.repository.find(accountId, id, lock);

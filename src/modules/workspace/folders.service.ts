@@ -48,9 +48,8 @@ export class FoldersService {
   ) {}
 
   /** 404 unless the deployment belongs to the caller's account. */
-  async assertDeployment(actor: Principal, deploymentId: number): Promise<void> {
-    if (!(await this.deployments.existsInAccount(actor.accountId, deploymentId)))
-      throw missing('Deployment', deploymentId);
+  assertDeployment(actor: Principal, deploymentId: number): Promise<void> {
+    return this.deployments.requireInAccount(actor.accountId, deploymentId);
   }
 
   /**
