@@ -43,9 +43,6 @@ export interface JobDefinition<P = unknown> {
   readonly payloadType?: (payload: P) => void;
 }
 
-/** The payload type of a job definition. */
-export type PayloadOf<D> = D extends JobDefinition<infer P> ? P : never;
-
 /**
  * Declares a job: its name (unique in the application) and options. Export the result; the
  * module that owns the job lists it in {@link declareJobs} and handles it with {@link JobHandler};
