@@ -34,6 +34,7 @@ const SLOW = [
   'embedded',
   'fuzz',
   'migrations',
+  'principal-cache',
   'processes',
   'queue',
   'rate-limit',

@@ -9,6 +9,7 @@ import { BearerStrategy } from './bearer.strategy.js';
 import { EmbedTokensService } from './embed-tokens.service.js';
 import { Policy } from './entities/policy.entity.js';
 import { GrantsRepository } from './grants.repository.js';
+import { PrincipalCache } from './principal-cache.js';
 
 /**
  * Authentication (the global guard, tokens resolved through the `PrincipalSource` the users
@@ -19,12 +20,13 @@ import { GrantsRepository } from './grants.repository.js';
   imports: [PassportModule.register({ session: false }), TypeOrmModule.forFeature([Policy])],
   providers: [
     AuthService,
+    PrincipalCache,
     BearerStrategy,
     AccessService,
     GrantsRepository,
     EmbedTokensService,
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [AuthService, AccessService, EmbedTokensService],
+  exports: [AuthService, AccessService, EmbedTokensService, PrincipalCache],
 })
 export class AuthModule {}

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Action, builtInRoleActions, expandActions } from './action.js';
 import type { Principal } from './principal.js';
+import { PrincipalCache, type ResolvedToken } from './principal-cache.js';
 import { PrincipalSource, type TokenPrincipalRow } from './principal-source.js';
 import { hashToken, TOKEN_PATTERN } from './token.js';
 
@@ -22,32 +23,49 @@ function byType(pairs: readonly string[]): Map<string, ReadonlySet<Action>> {
 export class AuthService {
   private readonly logger = new Logger(AuthService.name);
 
-  constructor(private readonly principals: PrincipalSource) {}
+  constructor(
+    private readonly principals: PrincipalSource,
+    private readonly cache: PrincipalCache,
+  ) {}
 
   async authenticate(token: string): Promise<Principal | null> {
     if (!TOKEN_PATTERN.test(token)) return null;
-    const row = await this.principals.byTokenHash(hashToken(token));
-    if (!row) return null;
-    this.touch(row);
-    const actions = expandActions([...builtInRoleActions(row.defaultRoles), ...row.globalActions]);
-    return {
-      userId: row.userId,
-      accountId: row.accountId,
-      email: row.email,
-      apiKeyId: row.keyId,
-      roleIds: row.roleIds,
-      groupIds: row.groupIds,
-      actions,
-      objectActions: expandActions(row.objectActions),
-      typeActions: byType(row.typeActions),
-      isAdmin: actions.has(Action.All),
-    };
+    const tokenHash = hashToken(token);
+    let resolved = this.cache.get(tokenHash);
+    if (!resolved) {
+      const version = this.cache.version;
+      const row = await this.principals.byTokenHash(tokenHash);
+      if (!row) return null;
+      resolved = { principal: toPrincipal(row), lastUsedAt: row.lastUsedAt };
+      this.cache.store(tokenHash, resolved, row.expiresAt, version);
+    }
+    this.touch(resolved);
+    return resolved.principal;
   }
 
-  private touch(row: TokenPrincipalRow): void {
-    if (row.lastUsedAt && Date.now() - row.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
+  private touch(resolved: ResolvedToken): void {
+    const now = Date.now();
+    if (resolved.lastUsedAt && now - resolved.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
+    resolved.lastUsedAt = new Date(now);
     this.principals
-      .touch(row.keyId)
+      .touch(resolved.principal.apiKeyId)
       .catch((err: unknown) => this.logger.warn(`could not record token use: ${String(err)}`));
   }
+}
+
+/** The principal of a token row: built-in roles and grants expanded into action sets. */
+function toPrincipal(row: TokenPrincipalRow): Principal {
+  const actions = expandActions([...builtInRoleActions(row.defaultRoles), ...row.globalActions]);
+  return {
+    userId: row.userId,
+    accountId: row.accountId,
+    email: row.email,
+    apiKeyId: row.keyId,
+    roleIds: row.roleIds,
+    groupIds: row.groupIds,
+    actions,
+    objectActions: expandActions(row.objectActions),
+    typeActions: byType(row.typeActions),
+    isAdmin: actions.has(Action.All),
+  };
 }

@@ -17,14 +17,20 @@ export interface GrantHolderSql {
 
 /**
  * A `SELECT` of the columns `resource_type`, `resource_id` and `action` of every grant held by
- * the user directly, through one of their roles or through one of their groups.
+ * the user directly, through one of their roles or through one of their groups. Three lookups
+ * joined by `UNION ALL`, each answered by the unique index that starts
+ * `(account_id, principal_type, principal_id)`: one predicate with `OR` over the principal types
+ * would read every grant of the account.
  */
 export function grantedActionsSql(holder: GrantHolderSql): string {
-  return `SELECT p.resource_type, p.resource_id, p.action FROM policies p
-    WHERE p.account_id = ${holder.accountId}
-      AND ((p.principal_type = 'user' AND p.principal_id = ${holder.userId})
-        OR (p.principal_type = 'role' AND p.principal_id = ANY(${holder.roleIds}))
-        OR (p.principal_type = 'group' AND p.principal_id = ANY(${holder.groupIds})))`;
+  const held = (type: string, match: string) =>
+    `SELECT p.resource_type, p.resource_id, p.action FROM policies p
+    WHERE p.account_id = ${holder.accountId} AND p.principal_type = '${type}' AND p.principal_id ${match}`;
+  return [
+    held('user', `= ${holder.userId}`),
+    held('role', `= ANY(${holder.roleIds})`),
+    held('group', `= ANY(${holder.groupIds})`),
+  ].join(' UNION ALL ');
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '../database/database.js';
+import { PrincipalCache } from './principal-cache.js';
 
 /** Who a grant is given to: a user directly, a custom role, or a group. */
 export type GrantPrincipalType = 'role' | 'user' | 'group';
@@ -36,7 +37,10 @@ export interface GrantHolder {
  */
 @Injectable()
 export class GrantsRepository {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly principals: PrincipalCache,
+  ) {}
 
   /** The grants `holder` holds on the given resources (`type`, `id` pairs). */
   heldOn(holder: GrantHolder, resources: ReadonlyArray<{ type: string; id: string }>): Promise<GrantRow[]> {
@@ -74,16 +78,16 @@ export class GrantsRepository {
 
   /** Deletes every grant of one principal. */
   async deleteOfPrincipal(accountId: number, principal: GrantPrincipal): Promise<void> {
-    await this.db.query(
+    await this.principals.invalidatedBy(this.db.query(
       `DELETE FROM policies WHERE account_id = :accountId AND principal_type = :type AND principal_id = :id`,
       { accountId, type: principal.type, id: principal.id },
-    );
+    ));
   }
 
   /** Adds grants to one principal; grants it already holds stay. */
   async insert(accountId: number, principal: GrantPrincipal, grants: readonly GrantRow[]): Promise<void> {
     if (grants.length === 0) return;
-    await this.db.query(
+    await this.principals.invalidatedBy(this.db.query(
       `INSERT INTO policies (account_id, principal_type, principal_id, resource_type, resource_id, action)
        SELECT :accountId, :principalType, :principalId, t.resource_type, t.resource_id, t.action
        FROM unnest(:types::text[], :ids::text[], :actions::text[]) AS t(resource_type, resource_id, action)
@@ -96,14 +100,14 @@ export class GrantsRepository {
         ids: grants.map((g) => g.resourceId),
         actions: grants.map((g) => g.action),
       },
-    );
+    ));
   }
 
   /** Deletes every grant on the given resources of one type. */
   async deleteOnResources(accountId: number, type: string, ids: readonly string[]): Promise<void> {
-    await this.db.query(
+    await this.principals.invalidatedBy(this.db.query(
       `DELETE FROM policies WHERE account_id = :accountId AND resource_type = :type AND resource_id = ANY(:ids)`,
       { accountId, type, ids },
-    );
+    ));
   }
 }

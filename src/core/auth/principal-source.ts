@@ -6,6 +6,8 @@
 export interface TokenPrincipalRow {
   keyId: number;
   lastUsedAt: Date | null;
+  /** When the key stops working (a cached principal never outlives it). */
+  expiresAt: Date | null;
   userId: number;
   accountId: number;
   email: string;

@@ -86,6 +86,7 @@ export const ENV_KEYS = [
   'JOB_LEASE_SECONDS',
   'REPORT_VIEW_FLUSH_MS',
   'EMBED_USERS_MAX',
+  'PRINCIPAL_CACHE_TTL_MS',
   'SECRETS_KEY',
   'TLS_CERT_FILE',
   'TLS_KEY_FILE',
@@ -121,6 +122,11 @@ export class AppConfig {
   /** How often report views (lastViewedAt) buffered in memory are written, in ms. */
   readonly reportViewFlushMs: number;
   readonly bootstrap: { account: string; email: string };
+  /**
+   * How long a token's resolved principal is reused, in ms (0: resolved on every request).
+   * Changes to keys, users, roles, groups and grants drop it sooner (see PrincipalCache).
+   */
+  readonly principalCacheTtlMs: number;
   /** Most embed users one account may hold; provisioning beyond it answers 429. */
   readonly embedUsersMax: number;
   /**
@@ -199,6 +205,7 @@ export class AppConfig {
     this.deploymentDomain = env.DEPLOYMENT_DOMAIN ?? 'platform.localhost';
     this.reportViewFlushMs = env.REPORT_VIEW_FLUSH_MS ?? 1000;
     this.embedUsersMax = env.EMBED_USERS_MAX ?? 100_000;
+    this.principalCacheTtlMs = env.PRINCIPAL_CACHE_TTL_MS ?? 5_000;
     if (env.SECRETS_KEY) {
       this.secretsKey = Buffer.from(env.SECRETS_KEY, 'base64');
       this.secretsKeyIsDevelopmentDefault = false;

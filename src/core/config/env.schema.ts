@@ -56,6 +56,7 @@ export class EnvSchema {
   @IsOptional() @Transform(toInt) @IsInt() @Min(5) @Max(86400) JOB_LEASE_SECONDS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(10) @Max(60000) REPORT_VIEW_FLUSH_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(100000000) EMBED_USERS_MAX?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(60000) PRINCIPAL_CACHE_TTL_MS?: number;
 
   @IsOptional()
   @Matches(/^[A-Za-z0-9+/_-]{43}=?$/, {

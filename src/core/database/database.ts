@@ -2,12 +2,26 @@ import { Injectable, Logger } from '@nestjs/common';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import type { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ClsService } from 'nestjs-cls';
-import type { EntityManager } from 'typeorm';
+import type pg from 'pg';
+import { DataSource, QueryFailedError, type EntityManager } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { compileNamed, type SqlParams } from './named-params.js';
 import { queryRows } from './sql.js';
+import { statementName } from './statement-name.js';
 
 const AFTER_COMMIT = Symbol('afterCommit');
 type Hook = () => unknown;
+
+/** How {@link Database.query} runs one statement. */
+export interface QueryOptions {
+  /**
+   * Run it as a named prepared statement: PostgreSQL parses and plans it once per connection
+   * instead of on every call. For the hot paths (token lookup, report reads and lists), whose
+   * text is fixed or takes one of a few shapes; never for text built from unbounded input,
+   * since every distinct text stays prepared on every pooled connection.
+   */
+  prepare?: boolean;
+}
 
 /**
  * The one way to reach PostgreSQL: the unit of work and raw SQL with named parameters.
@@ -27,6 +41,7 @@ export class Database {
   constructor(
     private readonly host: TransactionHost<TransactionalAdapterTypeOrm>,
     private readonly cls: ClsService,
+    private readonly dataSource: DataSource,
   ) {}
 
   /** The manager of the current unit of work, or the pool's outside one. */
@@ -38,16 +53,42 @@ export class Database {
     return this.host.isTransactionActive();
   }
 
-  /** Runs SQL with `:name` parameters on the current unit of work (or the pool) and returns its rows. */
-  query<T>(sql: string, params?: SqlParams): Promise<T[]> {
+  /**
+   * Runs SQL with `:name` parameters on the current unit of work, or outside one straight on a
+   * pooled connection, and returns its rows.
+   */
+  query<T>(sql: string, params?: SqlParams, options?: QueryOptions): Promise<T[]> {
     const { text, values } = compileNamed(sql, params);
-    return queryRows<T>(this.host.tx, text, values);
+    const name = options?.prepare ? statementName(text) : undefined;
+    if (!this.host.isTransactionActive()) return this.onPool<T>(text, values, name);
+    // TypeORM's query runner hands a query config through to pg unchanged.
+    return queryRows<T>(this.host.tx, (name ? { name, text } : text) as string, values);
   }
 
   /** The first row of {@link query}, or undefined. */
-  async one<T>(sql: string, params?: SqlParams): Promise<T | undefined> {
-    const [row] = await this.query<T>(sql, params);
+  async one<T>(sql: string, params?: SqlParams, options?: QueryOptions): Promise<T | undefined> {
+    const [row] = await this.query<T>(sql, params, options);
     return row;
+  }
+
+  /**
+   * One statement on a connection of TypeORM's pool, without a query runner: what a read
+   * outside a unit of work costs on the hot paths. Errors read as through TypeORM: a failed
+   * statement is a `QueryFailedError`, a failed connect the driver's own error.
+   */
+  private async onPool<T>(text: string, values: unknown[], name: string | undefined): Promise<T[]> {
+    const pool = (this.dataSource.driver as PostgresDriver).master as pg.Pool;
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      const result = await client.query<T & pg.QueryResultRow>({ name, text, values });
+      return result.rows;
+    } catch (err) {
+      if (!(err instanceof Error) || !('severity' in err)) broken = err as Error; // not a server error
+      throw new QueryFailedError(text, values, err as Error);
+    } finally {
+      client.release(broken);
+    }
   }
 
   /**

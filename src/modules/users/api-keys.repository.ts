@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PrincipalSource, type TokenPrincipalRow } from '../../core/auth/principal-source.js';
 import { Database } from '../../core/database/database.js';
 import { TOKEN_SQL, TOUCH_KEY_SQL } from './token.sql.js';
+import { PrincipalCache } from '../../core/auth/principal-cache.js';
 
 export interface ApiKeyRow {
   id: number;
@@ -22,14 +23,17 @@ const COLUMNS = `id, name, token_prefix AS prefix, user_id AS "userId", created_
  */
 @Injectable()
 export class ApiKeysRepository implements PrincipalSource {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly principals: PrincipalCache,
+  ) {}
 
   async byTokenHash(tokenHash: string): Promise<TokenPrincipalRow | null> {
-    return (await this.db.one<TokenPrincipalRow>(TOKEN_SQL, { tokenHash })) ?? null;
+    return (await this.db.one<TokenPrincipalRow>(TOKEN_SQL, { tokenHash }, { prepare: true })) ?? null;
   }
 
   async touch(keyId: number): Promise<void> {
-    await this.db.query(TOUCH_KEY_SQL, { keyId });
+    await this.db.query(TOUCH_KEY_SQL, { keyId }, { prepare: true });
   }
 
   /** A page of the user's live keys by id, after `afterId`. */
@@ -61,11 +65,11 @@ export class ApiKeysRepository implements PrincipalSource {
 
   /** Revokes one live key of the user; false when there is none. */
   async revoke(accountId: number, userId: number, id: number): Promise<boolean> {
-    const rows = await this.db.query(
+    const rows = await this.principals.invalidatedBy(this.db.query(
       `UPDATE api_keys SET revoked_at = now()
        WHERE account_id = :accountId AND user_id = :userId AND id = :id AND revoked_at IS NULL RETURNING id`,
       { accountId, userId, id },
-    );
+    ));
     return rows.length > 0;
   }
 }

@@ -3,6 +3,7 @@ import { Database } from '../../core/database/database.js';
 import type { SqlParams } from '../../core/database/named-params.js';
 import { isoSql } from '../../core/database/sql.js';
 import { noEmailSql } from './no-email.js';
+import { PrincipalCache } from '../../core/auth/principal-cache.js';
 
 /** A console user as identity providers see it (the SCIM-mapped columns). */
 export interface DirectoryUser {
@@ -82,7 +83,10 @@ const GROUP_COLUMNS = `g.id, g.name, g.external_id AS "externalId",
  */
 @Injectable()
 export class DirectoryRepository {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly principals: PrincipalCache,
+  ) {}
 
   findUsers(
     accountId: number,
@@ -130,13 +134,13 @@ export class DirectoryRepository {
 
   /** Writes every identity-provider column of a user; undefined when it is not in the account. */
   updateUser(accountId: number, id: number, user: DirectoryUserColumns): Promise<DirectoryUser | undefined> {
-    return this.db.one<DirectoryUser>(
+    return this.principals.invalidatedBy(this.db.one<DirectoryUser>(
       `UPDATE users u SET username = :username, email = COALESCE(:email, ${noEmailSql('u.id')}),
          first_name = :firstName, last_name = :lastName, display_name = :displayName, title = :title,
          external_id = :externalId, is_deactivated = :isDeactivated, updated_at = now()
        WHERE u.account_id = :accountId AND u.id = :id RETURNING ${USER_COLUMNS}`,
       { accountId, id, ...user },
-    );
+    ));
   }
 
   getGroup(accountId: number, id: number): Promise<DirectoryGroup | undefined> {

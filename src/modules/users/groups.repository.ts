@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '../../core/database/database.js';
 import { isoSql } from '../../core/database/sql.js';
+import { PrincipalCache } from '../../core/auth/principal-cache.js';
 
 /** A group as the Platform API shows it. */
 export interface GroupRow {
@@ -36,7 +37,10 @@ const GROUP_COLUMNS = `g.id, g.name, g.description, g.external_id AS "externalId
 /** All SQL on `groups` and `group_members`. Runs on the caller's unit of work when one is open. */
 @Injectable()
 export class GroupsRepository {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly principals: PrincipalCache,
+  ) {}
 
   /** A page of the account's groups by id, after `afterId`; `search` is an ILIKE pattern. */
   page(accountId: number, search: string | null, afterId: number | null, limit: number): Promise<GroupRow[]> {
@@ -127,13 +131,13 @@ export class GroupsRepository {
 
   /** Deletes a group (its memberships and role assignments cascade); false when there is none. */
   async delete(accountId: number, id: number): Promise<boolean> {
-    const rows = await this.db.query(
+    const rows = await this.principals.invalidatedBy(this.db.query(
       `DELETE FROM groups WHERE id = :id AND account_id = :accountId RETURNING id`,
       {
         accountId,
         id,
       },
-    );
+    ));
     return rows.length > 0;
   }
 
@@ -159,35 +163,35 @@ export class GroupsRepository {
 
   /** Adds memberships; existing ones stay. */
   async addMembers(accountId: number, id: number, userIds: readonly number[]): Promise<void> {
-    await this.db.query(
+    await this.principals.invalidatedBy(this.db.query(
       `INSERT INTO group_members (group_id, user_id, account_id)
        SELECT :id, u, :accountId FROM unnest(:userIds::int[]) AS u
        ON CONFLICT DO NOTHING`,
       { accountId, id, userIds },
-    );
+    ));
   }
 
   /** Removes the memberships of the given users, or every membership (`'all'`). */
   async removeMembers(accountId: number, id: number, userIds: readonly number[] | 'all'): Promise<void> {
     if (userIds === 'all') {
-      await this.db.query(`DELETE FROM group_members WHERE account_id = :accountId AND group_id = :id`, {
+      await this.principals.invalidatedBy(this.db.query(`DELETE FROM group_members WHERE account_id = :accountId AND group_id = :id`, {
         accountId,
         id,
-      });
+      }));
       return;
     }
-    await this.db.query(
+    await this.principals.invalidatedBy(this.db.query(
       `DELETE FROM group_members WHERE account_id = :accountId AND group_id = :id AND user_id = ANY(:userIds::int[])`,
       { accountId, id, userIds },
-    );
+    ));
   }
 
   /** Removes every membership except those of `keep`. */
   async removeMembersExcept(accountId: number, id: number, keep: readonly number[]): Promise<void> {
-    await this.db.query(
+    await this.principals.invalidatedBy(this.db.query(
       `DELETE FROM group_members WHERE account_id = :accountId AND group_id = :id AND NOT (user_id = ANY(:keep::int[]))`,
       { accountId, id, keep },
-    );
+    ));
   }
 
   /**

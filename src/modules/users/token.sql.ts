@@ -10,7 +10,7 @@ import { grantedActionsSql } from '../../core/auth/grants.fragments.js';
  */
 export const TOKEN_SQL = `
 WITH k AS (
-  SELECT k.id, k.last_used_at, k.user_id
+  SELECT k.id, k.last_used_at, k.expires_at, k.user_id
   FROM api_keys k
   WHERE k.token_hash = :tokenHash AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
 ), u AS (
@@ -34,7 +34,7 @@ WITH k AS (
     groupIds: 'u.group_ids',
   })}) held
 )
-SELECT k.id AS "keyId", k.last_used_at AS "lastUsedAt", u.id AS "userId", u.account_id AS "accountId",
+SELECT k.id AS "keyId", k.last_used_at AS "lastUsedAt", k.expires_at AS "expiresAt", u.id AS "userId", u.account_id AS "accountId",
        u.email, u.default_roles AS "defaultRoles", u.role_ids AS "roleIds", u.group_ids AS "groupIds",
        COALESCE(ARRAY(SELECT DISTINCT action FROM p WHERE resource_type = 'Global'), '{}') AS "globalActions",
        COALESCE(ARRAY(SELECT DISTINCT action FROM p WHERE resource_type <> 'Global'), '{}') AS "objectActions",

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '../../core/database/database.js';
+import { PrincipalCache } from '../../core/auth/principal-cache.js';
 
 /** A console user as the Platform API shows it. */
 export interface UserRow {
@@ -57,7 +58,10 @@ function searchFilter(search: string | null): { sql: string; params: Record<stri
 /** All SQL on `users` and `accounts`. Runs on the caller's unit of work when one is open. */
 @Injectable()
 export class UsersRepository {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly principals: PrincipalCache,
+  ) {}
 
   /**
    * A page of the account's users ordered by id: after the id `afterId` (cursor paging) or
@@ -111,10 +115,10 @@ export class UsersRepository {
    */
   async existingIds(accountId: number, ids: readonly number[]): Promise<number[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.query<{ id: number }>(
+    const rows = await this.principals.invalidatedBy(this.db.query<{ id: number }>(
       `SELECT id FROM users WHERE account_id = :accountId AND id = ANY(:ids::int[]) ORDER BY id FOR KEY SHARE`,
       { accountId, ids: [...new Set(ids)] },
-    );
+    ));
     return rows.map((r) => r.id);
   }
 
@@ -145,14 +149,14 @@ export class UsersRepository {
   }
 
   async setDeactivated(accountId: number, id: number, deactivated: boolean): Promise<void> {
-    await this.db.query(
+    await this.principals.invalidatedBy(this.db.query(
       `UPDATE users SET is_deactivated = :deactivated, updated_at = now() WHERE account_id = :accountId AND id = :id`,
       { accountId, id, deactivated },
-    );
+    ));
   }
 
   async delete(accountId: number, id: number): Promise<void> {
-    await this.db.query(`DELETE FROM users WHERE account_id = :accountId AND id = :id`, { accountId, id });
+    await this.principals.invalidatedBy(this.db.query(`DELETE FROM users WHERE account_id = :accountId AND id = :id`, { accountId, id }));
   }
 
   /** The number of active admins of the account other than `exceptUserId`. */
@@ -212,7 +216,7 @@ export class UsersRepository {
 
   /** The user of `email` made an active admin, created when missing (safe to run concurrently). */
   async upsertAdmin(accountId: number, email: string): Promise<number> {
-    const row = await this.db.one<{ id: number }>(
+    const row = await this.principals.invalidatedBy(this.db.one<{ id: number }>(
       `INSERT INTO users (account_id, email, username, default_roles) VALUES (:accountId, :email, :email, '{Admin}')
        ON CONFLICT (account_id, email) DO UPDATE
          SET default_roles = CASE WHEN 'Admin' = ANY(users.default_roles) THEN users.default_roles
@@ -220,7 +224,7 @@ export class UsersRepository {
              is_deactivated = false, updated_at = now()
        RETURNING id`,
       { accountId, email },
-    );
+    ));
     return row!.id;
   }
 
