@@ -18,7 +18,7 @@
 // BENCH_DIST): the token lookup, the report read SQL, the placement SQL and matching, the view
 // buffer, cursors and the response mapper, all with `:name` parameters run through compileNamed;
 // none of it loads NestJS or TypeORM. Copied (it lives in a service that loads NestJS): the page
-// and count SQL of ReportListService.list for an account-wide reader; when that changes, change
+// SQL of ReportListService.list for an account-wide reader (the count is REPORT_COUNT_SQL); when that changes, change
 // it here too. run.mjs checks that both servers answer the read scenarios with the same bytes.
 import { Buffer } from 'node:buffer';
 import { setInterval } from 'node:timers';
@@ -50,6 +50,8 @@ const {
   PLACEMENTS_SQL,
   READ_REPORT_SQL,
   readTarget,
+  REPORT_COUNT_SQL,
+  statementName,
   reportSelectSql,
   toReport,
   TOKEN_PATTERN,
@@ -67,6 +69,8 @@ for (const [name, value] of Object.entries({
   compileNamed,
   TOKEN_SQL,
   ViewBuffer,
+  REPORT_COUNT_SQL,
+  statementName,
 })) {
   if (!value) throw new Error(`${name} is no longer exported by src/hot-paths.js: update bench/baseline.mjs`);
 }
@@ -86,10 +90,13 @@ setInterval(() => void views.flush(), Number(process.env.REPORT_VIEW_FLUSH_MS ??
 // ---------------------------------------------------------------------------------------------
 // Errors and small helpers
 
-/** Runs SQL with `:name` parameters, as the service's Database.query does. */
+/**
+ * Runs SQL with `:name` parameters as a named prepared statement, as the service's
+ * Database.query does for its hot paths (`{ prepare: true }`): every text here is fixed.
+ */
 function runSql(db, sql, params) {
   const { text, values } = compileNamed(sql, params);
-  return db.query(text, values);
+  return db.query({ name: statementName(text), text, values });
 }
 
 const STATUS_TEXT = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found' };
@@ -273,17 +280,11 @@ async function listReports(actor, deploymentId, query) {
       pool,
       reportSelectSql(
         `r.account_id = :accountId AND ${filter} AND ${keyset}`,
-        `ORDER BY r.created_at DESC, r.id DESC LIMIT ${first + 1}`,
+        `ORDER BY r.created_at DESC, r.id DESC LIMIT :limit OFFSET :offset`,
       ),
-      pageParams,
+      { ...pageParams, limit: first + 1, offset: 0 },
     ),
-    runSql(
-      pool,
-      `SELECT count(*)::int AS n,
-           EXISTS (SELECT 1 FROM deployments dx WHERE dx.id = :deploymentId AND dx.account_id = :accountId) AS "deploymentExists"
-         FROM reports r ${''} WHERE ${filter}`,
-      params,
-    ),
+    runSql(pool, REPORT_COUNT_SQL, params),
   ]);
   const total = count.rows[0];
   if (!total.deploymentExists) throw notFound(`Deployment ${deploymentId}`);

@@ -1,21 +1,37 @@
-// Benchmarks the reports API against the plain node:http + pg baseline (bench/baseline.mjs) on the
-// database seeded by bench/seed.mjs, side by side, and checks the targets.
+// Benchmarks the reports API on the database seeded by bench/seed.mjs against two plain
+// node:http + pg servers, side by side, and checks the targets:
+//   - bench/plain.mjs, the MINIMAL plain server (issue 17): the least work that answers the
+//     requests (token by its hash, the report joined with its placements, ...), its own SQL;
+//   - bench/baseline.mjs, the earlier comparison: the service's OWN SQL and mapping on bare
+//     node:http + pg, so it measures what the framework costs and nothing else.
 //
 //   node bench/seed.mjs      # once: recreates the `bench` database, writes bench/.state.json
 //   node bench/run.mjs [--rounds 3] [--duration 10] [--connections 32] [--warmup 3]
 //                      [--scenarios get,list,deep,connect,disconnect] [--deep-rows 90000]
+//                      [--servers service,baseline,plain] [--node <node binary>] [--processes 1]
+//                      [--list-before 73]
+//
+// --servers      which servers to run (a subset of service,baseline,plain); the targets need the
+//                service and the server they compare it with.
+// --node         the node binary that runs ALL the servers (default: the one running this script);
+//                its version is printed and recorded. On Node 24+ the get-report target is >= 0.7.
+// --processes N  N processes of each server, each on its own port; the load is split over them (N
+//                autocannon instances at once, connections/N each) and CPU time and peak RSS are
+//                summed over the N processes. The service's processes share the database and Redis.
+// --list-before  the service's list page-1 req/s before issue 17 (73, docs/performance.md), the
+//                reference of the "list >= 2x" target.
 //
 // Env: BENCH_DIST (the built service, default dist; copied to bench/results/.dist-<pid> for the
 // duration of the bench, so a rebuild meanwhile does not touch the servers), BENCH_REDIS_URL (Redis for the service's
 // queues, default redis://127.0.0.1:6379; empty = none, jobs in process), DATABASE_POOL_SIZE
-// (both servers, default 10 as the service's default).
+// (every server process, default 10 as the service's default).
 //
-// It starts both servers as child processes on free ports (the service as in production:
+// It starts the servers as child processes on free ports (the service as in production:
 // NODE_ENV=production, ALLOW_HTTP=true, LOG_LEVEL=silent, RATE_LIMIT_MAX=1000000), warms each
-// scenario up on both, then for every scenario runs the two servers ALTERNATELY (`--rounds`
-// rounds; the order flips every round) with autocannon, and reports per server the median
+// scenario up on each, then for every scenario runs the servers ALTERNATELY (`--rounds` rounds;
+// the order rotates every round) with autocannon, and reports per server the median
 // requests/s (2xx per second), p50 and p99 latency, CPU time per request (utime+stime of the
-// server process from /proc/<pid>/stat, over the run, divided by the requests sent) and the
+// server processes from /proc/<pid>/stat, over the run, divided by the requests sent) and the
 // peak RSS (VmHWM from /proc/<pid>/status, reset through /proc/<pid>/clear_refs before each run).
 // CPU time is charged to every request sent (the server finishes the ones in flight at the end;
 // the run waits until it is idle). Also shown: PostgreSQL CPU per request (the backends of the
@@ -26,7 +42,7 @@
 //   get        GET one report, a random id over the seeded range per request (records a view)
 //   list       GET the list, page 1 (first=100; sort createdAt DESC, id DESC)
 //   deep       the same list after the cursor of row 90,000 (keyset; the cursor is computed from
-//              the database and encoded as encodeCursor in src/core/http/pagination.ts)
+//              the database and encoded as encodeCursor in src/core/http/cursor.ts)
 //   connect    PUT connect-workbook: 2,000 reports x 2 spots in rotation; the first pass inserts,
 //              later passes update (bench placements are deleted before each run)
 //   disconnect DELETE connect-workbook of placements created before each run (2 per report on
@@ -36,12 +52,13 @@
 // Prints Markdown tables and writes bench/results/latest.json (also a timestamped copy).
 /* global fetch */
 import { Buffer } from 'node:buffer';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { clearTimeout } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -57,6 +74,10 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '3' },
     scenarios: { type: 'string', default: 'get,list,deep,connect,disconnect' },
     'deep-rows': { type: 'string', default: '90000' },
+    servers: { type: 'string', default: 'service,baseline,plain' },
+    node: { type: 'string', default: process.execPath },
+    processes: { type: 'string', default: '1' },
+    'list-before': { type: 'string', default: '73' },
   },
 });
 const ROUNDS = Number(args.rounds);
@@ -64,13 +85,36 @@ const DURATION = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 const WARMUP = Number(args.warmup);
 const DEEP_ROWS = Number(args['deep-rows']);
+const PROCESSES = Number(args.processes);
+const LIST_BEFORE = Number(args['list-before']);
+if (!Number.isInteger(PROCESSES) || PROCESSES < 1) throw new Error('--processes must be a positive integer');
+if (CONNECTIONS < PROCESSES) throw new Error('--connections must be at least --processes');
+if (!(LIST_BEFORE > 0)) throw new Error('--list-before must be a positive number of requests per second');
+const SERVER_NAMES = ['service', 'baseline', 'plain'];
+const chosenServers = args.servers.split(',').map((s) => s.trim());
+for (const s of chosenServers) if (!SERVER_NAMES.includes(s)) throw new Error(`unknown server ${s}`);
+// In a fixed order, whatever the order of --servers.
+const names = SERVER_NAMES.filter((s) => chosenServers.includes(s));
+if (names.length === 0) throw new Error('--servers names no server');
+
+// The node binary that runs every server (not necessarily the one running this script).
+const NODE = path.resolve(args.node);
+const NODE_VERSION = execFileSync(NODE, ['--version'], { encoding: 'utf8' }).trim();
+const NODE_MAJOR = Number(/^v(\d+)/.exec(NODE_VERSION)[1]);
+/** Issue 17: the get-report throughput target against the plain server, higher on Node 24+. */
+const GET_VS_PLAIN = NODE_MAJOR >= 24 ? 0.7 : 0.5;
+
 const SOURCE_DIST = process.env.BENCH_DIST ?? 'dist';
-// Both servers run a private copy of the build, so a rebuild during the bench changes neither.
-// It lives under bench/results/ (gitignored), where node still resolves the repository's node_modules.
+// The service and the baseline run a private copy of the build, so a rebuild during the bench
+// changes neither. It lives under bench/results/ (gitignored), where node still resolves the
+// repository's node_modules. The plain server needs no build.
 const DIST = `bench/results/.dist-${process.pid}`;
-if (!fs.existsSync(path.join(root, SOURCE_DIST, 'src/main.js')))
-  throw new Error(`${SOURCE_DIST}/src/main.js is missing`);
-fs.cpSync(path.join(root, SOURCE_DIST), path.join(root, DIST), { recursive: true });
+const needsDist = names.includes('service') || names.includes('baseline');
+if (needsDist) {
+  if (!fs.existsSync(path.join(root, SOURCE_DIST, 'src/main.js')))
+    throw new Error(`${SOURCE_DIST}/src/main.js is missing`);
+  fs.cpSync(path.join(root, SOURCE_DIST), path.join(root, DIST), { recursive: true });
+}
 const buildStamp = fs.existsSync(path.join(root, DIST, '.build-stamp'))
   ? fs.readFileSync(path.join(root, DIST, '.build-stamp'), 'utf8').trim()
   : null;
@@ -83,6 +127,9 @@ if (!fs.existsSync(stateFile)) throw new Error('bench/.state.json is missing: ru
 const state = JSON.parse(fs.readFileSync(stateFile, 'utf8'));
 const DATABASE_URL = state.databaseUrl;
 const db = new pg.Client({ connectionString: DATABASE_URL });
+// A terminated connection (the database dropped by a seed meanwhile...) fails the next query, and
+// the bench stops through its `finally`; unhandled, the 'error' event would end the process at once.
+db.on('error', (e) => console.warn(`bench database connection lost: ${e.message}`));
 await db.connect();
 
 // ---------------------------------------------------------------------------------------------
@@ -96,6 +143,9 @@ const freePort = () =>
     });
   });
 
+/** Every server process started, so that none outlives the bench. */
+const allProcesses = [];
+
 async function startServer(name, argv, env) {
   const port = await freePort();
   const fullEnv = {
@@ -105,19 +155,22 @@ async function startServer(name, argv, env) {
     DATABASE_URL,
     DATABASE_POOL_SIZE: POOL_SIZE,
   };
-  const child = spawn(process.execPath, argv, {
+  const child = spawn(NODE, argv, {
     cwd: root,
     env: { ...process.env, ...fullEnv },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  allProcesses.push({ name, child });
   let stderr = '';
   child.stderr.on('data', (c) => (stderr += c));
   const exited = new Promise((_, reject) =>
     child.on('exit', (code) => reject(new Error(`${name} exited (${code}):\n${stderr}`))),
   );
   const base = `http://127.0.0.1:${port}`;
+  let waiting = true;
   const ready = (async () => {
-    for (;;) {
+    for (let i = 0; waiting; i++) {
+      if (i === 600) throw new Error(`${name} did not answer /health/live within 60 s:\n${stderr}`);
       try {
         if ((await fetch(`${base}/health/live`)).ok) return;
       } catch {
@@ -126,21 +179,63 @@ async function startServer(name, argv, env) {
       await new Promise((r) => setTimeout(r, 100));
     }
   })();
-  await Promise.race([ready, exited]);
-  exited.catch(() => {});
+  try {
+    await Promise.race([ready, exited]);
+  } finally {
+    waiting = false;
+    exited.catch(() => {});
+    ready.catch(() => {});
+  }
   const shown = Object.entries(fullEnv)
     .map(([k, v]) => `${k}=${v}`)
     .join(' ');
-  return { name, child, pid: child.pid, port, base, command: `${shown} node ${argv.join(' ')}` };
+  const node = NODE === process.execPath ? 'node' : NODE;
+  return { name, child, pid: child.pid, port, base, command: `${shown} ${node} ${argv.join(' ')}` };
+}
+
+/** `--processes` processes of one server, one after the other, each on its own port. */
+async function startGroup(name, argv, env) {
+  const procs = [];
+  try {
+    for (let i = 0; i < PROCESSES; i++) {
+      procs.push(await startServer(PROCESSES > 1 ? `${name}#${i + 1}` : name, argv, env));
+    }
+  } catch (e) {
+    await stopProcesses(procs);
+    throw e;
+  }
+  return { name, procs, pids: procs.map((p) => p.pid), commands: procs.map((p) => p.command) };
+}
+
+/** SIGTERM, then SIGKILL whatever has not exited 5 s later; resolves when all have exited. */
+async function stopProcesses(procs) {
+  const gone = (p) => p.child.exitCode !== null || p.child.signalCode !== null;
+  await Promise.all(
+    procs.map(async (p) => {
+      if (gone(p)) return;
+      const exited = new Promise((r) => p.child.once('exit', r));
+      p.child.kill('SIGTERM');
+      const timer = setTimeout(() => p.child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    }),
+  );
 }
 
 const procStat = (pid) => {
   const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return Number(fields[11]) + Number(fields[12]); // utime + stime, in clock ticks
 };
-const hwmMb = (pid) =>
-  Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
-const resetHwm = (pid) => fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+const groupTicks = (pids) => sum(pids.map(procStat));
+/** Peak RSS of the processes, in MB: the sum of each one's VmHWM. */
+const hwmMb = (pids) =>
+  sum(
+    pids.map(
+      (pid) => Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024,
+    ),
+  );
+const resetHwm = (pids) => pids.forEach((pid) => fs.writeFileSync(`/proc/${pid}/clear_refs`, '5'));
 
 const dbName = decodeURIComponent(new URL(DATABASE_URL).pathname.slice(1));
 /** CPU ticks of each PostgreSQL backend serving the bench database (its title names it), by pid. */
@@ -167,7 +262,7 @@ const pgDelta = (before, after) => {
   return sum;
 };
 /** Machine-wide busy and total ticks (/proc/stat), the server's, the database's and our own. */
-function sample(pid) {
+function sample(pids) {
   const [user, nice, system, idle, iowait, irq, softirq, steal] = fs
     .readFileSync('/proc/stat', 'utf8')
     .split('\n')[0]
@@ -180,19 +275,19 @@ function sample(pid) {
   return {
     busy,
     total: busy + idle + iowait,
-    server: procStat(pid),
+    server: groupTicks(pids),
     pg: pgTicks(),
     self: ((self.user + self.system) / 1e6) * CLK_TCK,
   };
 }
-/** Waits until the process has used no CPU for 400 ms (at most 15 s). */
-async function waitIdle(pid) {
-  let last = procStat(pid);
+/** Waits until the processes have used no CPU for 400 ms (at most 15 s). */
+async function waitIdle(pids) {
+  let last = groupTicks(pids);
   let quiet = 0;
   for (let i = 0; i < 75 && quiet < 2; i++) {
     await new Promise((r) => setTimeout(r, 200));
-    const now = procStat(pid);
-    quiet = now - last <= 1 ? quiet + 1 : 0;
+    const now = groupTicks(pids);
+    quiet = now - last <= pids.length ? quiet + 1 : 0;
     last = now;
   }
 }
@@ -309,32 +404,44 @@ for (const s of chosen) if (!SCENARIOS[s]) throw new Error(`unknown scenario ${s
 
 const headers = { authorization: `Bearer ${state.token}`, 'content-type': 'application/json' };
 
+/** The connections of each of the `--processes` autocannon instances: CONNECTIONS split evenly. */
+const connectionsOf = (i) => Math.floor(CONNECTIONS / PROCESSES) + (i < CONNECTIONS % PROCESSES ? 1 : 0);
+
 async function run(server, key, seconds, measure = true) {
   const scenario = SCENARIOS[key];
   await scenario.prepare?.();
-  let sent = 0;
-  const before = measure ? { ...sample(server.pid), placements: await scenario.remaining?.() } : null;
-  if (measure) resetHwm(server.pid);
-  const result = await autocannon({
-    url: server.base,
-    connections: CONNECTIONS,
-    duration: seconds,
-    headers,
-    requests: [
-      {
-        method: scenario.method,
-        setupRequest: (req) => {
-          const r = scenario.request(sent++);
-          return { ...req, path: r.path, body: r.body };
-        },
-      },
-    ],
-  });
+  let sent = 0; // one counter for all instances: they share the sequence of requests
+  const before = measure ? { ...sample(server.pids), placements: await scenario.remaining?.() } : null;
+  if (measure) resetHwm(server.pids);
+  // One autocannon instance per server process, all at once; their histograms are merged.
+  const parts = await Promise.all(
+    server.procs.map((proc, i) =>
+      autocannon({
+        url: proc.base,
+        connections: connectionsOf(i),
+        duration: seconds,
+        headers,
+        skipAggregateResult: true,
+        requests: [
+          {
+            method: scenario.method,
+            setupRequest: (req) => {
+              const r = scenario.request(sent++);
+              return { ...req, path: r.path, body: r.body };
+            },
+          },
+        ],
+      }),
+    ),
+  );
+  const result = autocannon.aggregateResult(parts, { url: server.procs[0].base, connections: CONNECTIONS });
+  // aggregateResult takes the duration of the first instance: take the longest.
+  result.duration = Math.max(...parts.map((r) => r.duration));
   // Requests still in flight when autocannon stops are processed by the server all the same:
   // wait until it is idle, then charge its CPU time to every request sent.
-  await waitIdle(server.pid);
+  await waitIdle(server.pids);
   if (!measure) return null;
-  const after = sample(server.pid);
+  const after = sample(server.pids);
   const ms = (ticks) => (ticks / CLK_TCK) * 1000;
   const serverTicks = after.server - before.server;
   const pgTicks = pgDelta(before.pg, after.pg);
@@ -345,7 +452,7 @@ async function run(server, key, seconds, measure = true) {
     p99: result.latency.p99,
     cpuMsPerReq: ms(serverTicks) / Math.max(1, sent),
     dbCpuMsPerReq: ms(pgTicks) / Math.max(1, sent),
-    peakRssMb: hwmMb(server.pid),
+    peakRssMb: hwmMb(server.pids),
     requests: sent,
     completed: result.requests.total,
     non2xx: result.non2xx,
@@ -369,52 +476,101 @@ const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
-const servers = {};
-try {
-  servers.service = await startServer('service', [`${DIST}/src/main.js`], {
-    NODE_ENV: 'production',
-    ALLOW_HTTP: 'true',
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT_MAX: '1000000',
-    MIGRATIONS_RUN: 'false',
-    REDIS_URL,
-    QUEUE_PREFIX: 'bench',
-    SECRETS_KEY: process.env.SECRETS_KEY ?? randomBytes(32).toString('base64'),
-  });
-  servers.baseline = await startServer('baseline', ['bench/baseline.mjs'], { BENCH_DIST: DIST });
-  const startupPeak = { service: hwmMb(servers.service.pid), baseline: hwmMb(servers.baseline.pid) };
+/** The command line of each server, by name. */
+const SERVER_COMMANDS = {
+  service: () => [
+    [`${DIST}/src/main.js`],
+    {
+      NODE_ENV: 'production',
+      ALLOW_HTTP: 'true',
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_MAX: '1000000',
+      MIGRATIONS_RUN: 'false',
+      REDIS_URL,
+      QUEUE_PREFIX: 'bench',
+      // One key for all the service's processes.
+      SECRETS_KEY: process.env.SECRETS_KEY ?? randomBytes(32).toString('base64'),
+    },
+  ],
+  baseline: () => [['bench/baseline.mjs'], { BENCH_DIST: DIST }],
+  plain: () => [['bench/plain.mjs'], {}],
+};
 
-  // Same answers from both for the read scenarios (a sanity check of the baseline, not timed).
+const servers = {};
+// Ctrl-C or a kill: stop the servers before leaving (the finally below does not run then).
+const onSignal = () => {
+  for (const p of allProcesses) p.child.kill('SIGKILL');
+  if (needsDist) fs.rmSync(path.join(root, DIST), { recursive: true, force: true });
+  process.exit(130);
+};
+process.once('SIGINT', onSignal);
+process.once('SIGTERM', onSignal);
+// Last resort, whatever ends this process (an uncaught error included): no server outlives it.
+process.on('exit', () => {
+  for (const p of allProcesses)
+    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+});
+
+try {
+  for (const name of names) {
+    const [argv, env] = SERVER_COMMANDS[name]();
+    servers[name] = await startGroup(name, argv, env);
+  }
+  const startupPeak = Object.fromEntries(names.map((n) => [n, hwmMb(servers[n].pids)]));
+
+  // Sanity checks of the read scenarios (not timed): every server answers 200 with the same rows,
+  // and the service and the baseline (same SQL, same mapping) with the same bytes.
   for (const key of ['get', 'list', 'deep']) {
     const { path: p } =
       key === 'get' ? { path: `${reports}/${state.minReportId + 7}` } : SCENARIOS[key].request(0);
-    const [a, b] = await Promise.all(
-      [servers.service, servers.baseline].map(async (s) => {
-        const res = await fetch(s.base + p, { headers });
-        return `${res.status} ${await res.text()}`;
-      }),
-    );
-    if (!a.startsWith('200 ')) throw new Error(`${key}: the service answered ${a.slice(0, 300)}`);
-    if (!b.startsWith('200 ')) throw new Error(`${key}: the baseline answered ${b.slice(0, 300)}`);
-    if (a !== b) console.warn(`warning: ${key}: the service and the baseline answer differently`);
-    if (key !== 'get') {
-      const page = JSON.parse(a.slice(4));
-      if (page.items.length !== 100 || page.pageInfo.hasPreviousPage !== (key === 'deep')) {
-        throw new Error(`${key}: expected a full page of 100 (got ${page.items.length})`);
+    const answers = {};
+    for (const name of names) {
+      const res = await fetch(servers[name].procs[0].base + p, { headers });
+      const text = await res.text();
+      if (res.status !== 200)
+        throw new Error(`${key}: the ${name} server answered ${res.status} ${text.slice(0, 300)}`);
+      answers[name] = text;
+    }
+    if (
+      answers.service !== undefined &&
+      answers.baseline !== undefined &&
+      answers.service !== answers.baseline
+    ) {
+      console.warn(`warning: ${key}: the service and the baseline answer differently`);
+    }
+    const rows = {};
+    for (const name of names) {
+      const body = JSON.parse(answers[name]);
+      if (key === 'get') {
+        rows[name] = `report ${body.id} with ${body.placements?.length ?? 0} placements`;
+        continue;
       }
+      if (body.items.length !== 100 || body.pageInfo.hasPreviousPage !== (key === 'deep')) {
+        throw new Error(
+          `${key}: expected a full page of 100 from the ${name} server (got ${body.items.length})`,
+        );
+      }
+      rows[name] = body.items.map((r) => r.id).join(',');
+    }
+    if (new Set(Object.values(rows)).size > 1) {
+      console.warn(
+        `warning: ${key}: the servers answer different rows: ${JSON.stringify(rows).slice(0, 300)}`,
+      );
     }
   }
 
   console.log(
     `${CONNECTIONS} connections, ${DURATION}s per run, ${ROUNDS} rounds, warm-up ${WARMUP}s; ` +
-      `service pid ${servers.service.pid}, baseline pid ${servers.baseline.pid}`,
+      `servers on Node ${NODE_VERSION} (${NODE}), ${PROCESSES} process(es) each; ` +
+      names.map((n) => `${n} pid ${servers[n].pids.join('+')}`).join(', '),
   );
   const results = {};
   for (const key of chosen) {
-    for (const s of Object.values(servers)) await run(s, key, WARMUP, false);
-    const runs = { service: [], baseline: [] };
+    for (const name of names) await run(servers[name], key, WARMUP, false);
+    const runs = Object.fromEntries(names.map((n) => [n, []]));
     for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? ['service', 'baseline'] : ['baseline', 'service'];
+      // The order rotates every round (with two servers: it flips).
+      const order = names.map((_, i) => names[(i + round) % names.length]);
       for (const name of order) {
         const r = await run(servers[name], key, DURATION);
         runs[name].push(r);
@@ -441,94 +597,116 @@ try {
     });
     results[key] = {
       title: SCENARIOS[key].title,
-      service: summary(runs.service),
-      baseline: summary(runs.baseline),
+      ...Object.fromEntries(names.map((n) => [n, summary(runs[n])])),
       runs,
     };
   }
 
-  // Targets
+  // Targets: issue 17's against the minimal plain server, then the earlier ones against the baseline.
+  const f = (x, d = 0) => (x === undefined || Number.isNaN(x) ? '' : x.toFixed(d));
   const targets = [];
-  const target = (name, measured, limit, pass, detail) =>
-    targets.push({ name, measured, limit, pass, detail });
-  const ratio = (key, field) => results[key].service[field] / results[key].baseline[field];
-  if (results.get) {
-    target('get report: throughput vs baseline', ratio('get', 'rps'), '>= 0.60', ratio('get', 'rps') >= 0.6);
-    target('get report: p99 vs baseline', ratio('get', 'p99'), '<= 2.00', ratio('get', 'p99') <= 2);
+  const target = (against, name, measured, limit, pass, detail) =>
+    targets.push({ against, name, measured, limit, pass, detail });
+  const has = (key, ...servers) => results[key] !== undefined && servers.every((s) => results[key][s]);
+  const ratio = (key, field, other) => results[key].service[field] / results[key][other][field];
+  const peak = (name) => Math.max(...Object.values(results).map((r) => r[name].peakRssMb));
+  const anyResults = Object.keys(results).length > 0;
+
+  const ISSUE = 'plain (issue 17)';
+  if (has('get', 'service', 'plain')) {
+    const rps = ratio('get', 'rps', 'plain');
+    const p99 = ratio('get', 'p99', 'plain');
+    const limit = `>= ${GET_VS_PLAIN.toFixed(2)}`;
+    target(ISSUE, `get report: throughput (Node ${NODE_MAJOR})`, rps, limit, rps >= GET_VS_PLAIN);
+    target(ISSUE, 'get report: p99', p99, '<= 2.50', p99 <= 2.5);
   }
-  if (results.list) {
-    target(
-      'list page 1: throughput vs baseline',
-      ratio('list', 'rps'),
-      '>= 0.55',
-      ratio('list', 'rps') >= 0.55,
-    );
+  if (has('list', 'service')) {
+    const r = results.list.service.rps / LIST_BEFORE;
+    const detail = `${f(results.list.service.rps)} req/s vs ${LIST_BEFORE} req/s before`;
+    target(`before (--list-before)`, 'list page 1: throughput', r, '>= 2.00', r >= 2, detail);
   }
-  if (results.connect) {
-    target(
-      'connect: throughput vs baseline',
-      ratio('connect', 'rps'),
-      '>= 0.55',
-      ratio('connect', 'rps') >= 0.55,
-    );
-  }
-  if (results.list && results.deep) {
+  if (has('list', 'service') && has('deep', 'service')) {
     const p50 = results.deep.service.p50 / results.list.service.p50;
     const thr = results.list.service.rps / results.deep.service.rps;
-    target(`deep page vs page 1 (service), p50`, p50, '<= 1.20', p50 <= 1.2);
-    target(`deep page vs page 1 (service), time per request (1/throughput)`, thr, '<= 1.20', thr <= 1.2);
+    target('page 1 (service)', 'deep page: p50', p50, '<= 1.20', p50 <= 1.2);
+    target('page 1 (service)', 'deep page: time per request (1/throughput)', thr, '<= 1.20', thr <= 1.2);
   }
-  const peak = (name) => Math.max(...Object.values(results).map((r) => r[name].peakRssMb));
-  const memRatio = peak('service') / peak('baseline');
-  target(
-    'peak memory vs baseline',
-    memRatio,
-    '<= 2.50',
-    memRatio <= 2.5,
-    `${peak('service').toFixed(0)} MB vs ${peak('baseline').toFixed(0)} MB`,
-  );
+  if (has('connect', 'service', 'plain')) {
+    const r = ratio('connect', 'rps', 'plain');
+    target(ISSUE, 'connect: throughput', r, '>= 0.50', r >= 0.5);
+  }
+  if (anyResults && names.includes('service') && names.includes('plain')) {
+    const r = peak('service') / peak('plain');
+    const detail = `${f(peak('service'))} MB vs ${f(peak('plain'))} MB`;
+    target(ISSUE, 'peak memory', r, '<= 2.50', r <= 2.5, detail);
+  }
+
+  const EARLIER = 'baseline (earlier comparison)';
+  if (has('get', 'service', 'baseline')) {
+    const rps = ratio('get', 'rps', 'baseline');
+    const p99 = ratio('get', 'p99', 'baseline');
+    target(EARLIER, 'get report: throughput', rps, '>= 0.60', rps >= 0.6);
+    target(EARLIER, 'get report: p99', p99, '<= 2.00', p99 <= 2);
+  }
+  for (const key of ['list', 'connect']) {
+    if (!has(key, 'service', 'baseline')) continue;
+    const r = ratio(key, 'rps', 'baseline');
+    target(EARLIER, `${key === 'list' ? 'list page 1' : 'connect'}: throughput`, r, '>= 0.55', r >= 0.55);
+  }
+  if (anyResults && names.includes('service') && names.includes('baseline')) {
+    const r = peak('service') / peak('baseline');
+    const detail = `${f(peak('service'))} MB vs ${f(peak('baseline'))} MB`;
+    target(EARLIER, 'peak memory', r, '<= 2.50', r <= 2.5, detail);
+  }
 
   // Report
-  const f = (x, d = 0) => (x === undefined ? '' : x.toFixed(d));
   const lines = [
-    `| scenario | server | req/s | p50 ms | p99 ms | CPU ms/req | DB CPU ms/req | peak RSS MB | req/s vs baseline | others' CPU |`,
-    `|---|---|---:|---:|---:|---:|---:|---:|---:|---:|`,
+    `| scenario | server | req/s | p50 ms | p99 ms | CPU ms/req | DB CPU ms/req | peak RSS MB | req/s vs baseline | req/s vs plain | p99 vs plain | others' CPU |`,
+    `|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|`,
   ];
   for (const r of Object.values(results)) {
-    for (const name of ['service', 'baseline']) {
+    for (const name of names) {
       const m = r[name];
       const note = m.removedShare !== undefined ? ` (removed a placement: ${f(m.removedShare * 100)}%)` : '';
       const bad = m.non2xx ? ` (non-2xx/errors: ${m.non2xx})` : '';
+      const vsBaseline = name === 'service' && r.baseline ? f(m.rps / r.baseline.rps, 2) : '';
+      const vsPlain = name !== 'plain' && r.plain ? f(m.rps / r.plain.rps, 2) : '';
+      const p99VsPlain = name !== 'plain' && r.plain ? f(m.p99 / r.plain.p99, 2) : '';
       lines.push(
-        `| ${r.title}${note}${bad} | ${name} | ${f(m.rps)} | ${f(m.p50, 1)} | ${f(m.p99, 1)} | ${f(m.cpuMsPerReq, 2)} | ${f(m.dbCpuMsPerReq, 2)} | ${f(m.peakRssMb)} | ${name === 'service' ? f(m.rps / r.baseline.rps, 2) : ''} | ${f(m.othersCpuPct)}% |`,
+        `| ${r.title}${note}${bad} | ${name} | ${f(m.rps)} | ${f(m.p50, 1)} | ${f(m.p99, 1)} | ${f(m.cpuMsPerReq, 2)} | ${f(m.dbCpuMsPerReq, 2)} | ${f(m.peakRssMb)} | ${vsBaseline} | ${vsPlain} | ${p99VsPlain} | ${f(m.othersCpuPct)}% |`,
       );
     }
   }
-  lines.push('', '| target | measured | limit | result |', '|---|---:|---:|---|');
+  lines.push('', '| target | against | measured | limit | result |', '|---|---|---:|---:|---|');
   for (const t of targets) {
     lines.push(
-      `| ${t.name}${t.detail ? ` (${t.detail})` : ''} | ${t.measured.toFixed(2)} | ${t.limit} | ${t.pass ? 'PASS' : 'FAIL'} |`,
+      `| ${t.name}${t.detail ? ` (${t.detail})` : ''} | ${t.against} | ${t.measured.toFixed(2)} | ${t.limit} | ${t.pass ? 'PASS' : 'FAIL'} |`,
     );
   }
   const acCommand = (key) => {
     const s = SCENARIOS[key];
     const sample = s.request(0);
+    const c = PROCESSES > 1 ? `${connectionsOf(0)}` : `${CONNECTIONS}`;
     return (
-      `autocannon -c ${CONNECTIONS} -d ${DURATION} -m ${s.method} -H "Authorization: Bearer $TOKEN"` +
+      `autocannon -c ${c} -d ${DURATION} -m ${s.method} -H "Authorization: Bearer $TOKEN"` +
       (sample.body ? ` -H "Content-Type: application/json" -b '${sample.body}'` : '') +
       ` "http://127.0.0.1:PORT${sample.path}"` +
+      (PROCESSES > 1 ? `  # x ${PROCESSES} at once, one per server process (PORT)` : '') +
       (['get', 'connect', 'disconnect'].includes(key) ? '  # path/body vary per request (setupRequest)' : '')
     );
   };
+  const nodeOption = NODE === process.execPath ? '' : ` --node ${path.relative(root, NODE)}`;
   const commands = {
-    bench: `node bench/run.mjs --rounds ${ROUNDS} --duration ${DURATION} --connections ${CONNECTIONS} --warmup ${WARMUP} --scenarios ${chosen.join(',')} --deep-rows ${DEEP_ROWS}`,
-    service: servers.service.command,
-    baseline: servers.baseline.command,
+    bench:
+      `node bench/run.mjs --rounds ${ROUNDS} --duration ${DURATION} --connections ${CONNECTIONS} --warmup ${WARMUP}` +
+      ` --scenarios ${chosen.join(',')} --deep-rows ${DEEP_ROWS} --servers ${names.join(',')}` +
+      ` --processes ${PROCESSES} --list-before ${LIST_BEFORE}${nodeOption}`,
+    ...Object.fromEntries(
+      names.map((n) => [n, PROCESSES === 1 ? servers[n].commands[0] : servers[n].commands]),
+    ),
     autocannon: Object.fromEntries(chosen.map((k) => [k, acCommand(k)])),
   };
-  const noisy = Object.values(results).some(
-    (r) => r.service.othersCpuPct > 10 || r.baseline.othersCpuPct > 10,
-  );
+  const noisy = Object.values(results).some((r) => names.some((n) => r[n].othersCpuPct > 10));
   if (noisy) {
     lines.push(
       '',
@@ -538,9 +716,11 @@ try {
   const table = lines.join('\n');
   console.log(`\n${table}\n`);
   console.log(
-    `startup peak RSS: service ${startupPeak.service.toFixed(0)} MB, baseline ${startupPeak.baseline.toFixed(0)} MB`,
+    `servers on Node ${NODE_VERSION} (${NODE}), ${PROCESSES} process(es) each; startup peak RSS: ` +
+      names.map((n) => `${n} ${f(startupPeak[n])} MB`).join(', '),
   );
-  console.log(`service:  ${commands.service}\nbaseline: ${commands.baseline}`);
+  for (const n of names)
+    console.log(`${`${n}:`.padEnd(10)}${[commands[n]].flat().join(`\n${' '.repeat(10)}`)}`);
 
   const {
     rows: [pgVersion],
@@ -552,6 +732,7 @@ try {
       model: os.cpus()[0]?.model,
       memoryMb: Math.round(os.totalmem() / 2 ** 20),
       node: process.version,
+      serverNode: NODE_VERSION,
       postgres: pgVersion.v,
     },
     build: { dist: SOURCE_DIST, stamp: buildStamp },
@@ -561,6 +742,11 @@ try {
       connections: CONNECTIONS,
       warmup: WARMUP,
       deepRows: DEEP_ROWS,
+      servers: names,
+      node: NODE,
+      nodeVersion: NODE_VERSION,
+      processes: PROCESSES,
+      listBefore: LIST_BEFORE,
       poolSize: Number(POOL_SIZE),
       redis: REDIS_URL || null,
     },
@@ -578,8 +764,10 @@ try {
   fs.writeFileSync(path.join(dir, `${out.date.replace(/[:.]/g, '-')}.json`), text);
   console.log(`wrote bench/results/latest.json`);
 } finally {
-  for (const s of Object.values(servers)) s.child.kill('SIGTERM');
-  fs.rmSync(path.join(root, DIST), { recursive: true, force: true });
+  await stopProcesses(allProcesses);
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  if (needsDist) fs.rmSync(path.join(root, DIST), { recursive: true, force: true });
   await db.query(`DELETE FROM report_placements WHERE external_workbook_id LIKE 'bench-%'`).catch(() => {});
   await db.end();
 }

@@ -7,6 +7,7 @@ import { Integrations1764100000002 } from './1764100000002-Integrations.js';
 import { BuiltInRoleNames1764200000010 } from './1764200000010-BuiltInRoleNames.js';
 import { JobLeases1764200000020 } from './1764200000020-JobLeases.js';
 import { JobRuns1764200000400 } from './1764200000400-JobRuns.js';
+import { ReportCounts1764300000000 } from './1764300000000-ReportCounts.js';
 import { PrincipalChanges1764300000100 } from './1764300000100-PrincipalChanges.js';
 
 /** Every migration, in order. Listed explicitly: ESM builds cannot rely on globbing. */
@@ -20,5 +21,6 @@ export const MIGRATIONS = [
   BuiltInRoleNames1764200000010,
   JobLeases1764200000020,
   JobRuns1764200000400,
+  ReportCounts1764300000000,
   PrincipalChanges1764300000100,
 ];

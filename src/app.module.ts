@@ -36,10 +36,12 @@ export class AppModule {
         AuditModule,
         HttpCoreModule,
         HealthModule,
+        // First of the domain modules: Express tries routes in the order they were registered,
+        // and the report routes are the ones the spreadsheet add-ins call all day.
+        ReportsModule,
         UsersModule,
         DeploymentsModule,
         WorkspaceModule,
-        ReportsModule,
         EmbeddingModule,
         SettingsModule,
         UserAttributesModule,

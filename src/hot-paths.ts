@@ -9,6 +9,7 @@
 export { Action, builtInRoleActions, expandActions } from './core/auth/action.js';
 export { hashToken, TOKEN_PATTERN } from './core/auth/token.js';
 export { compileNamed } from './core/database/named-params.js';
+export { statementName } from './core/database/statement-name.js';
 export { encodeCursor, parseCursor } from './core/http/cursor.js';
 export { findPlacement, readTarget } from './modules/reports/placement-match.js';
 export {
@@ -20,6 +21,6 @@ export {
 } from './modules/reports/placement.sql.js';
 export { connectMatch, connectSpot, connectValues } from './modules/reports/placement-writes.js';
 export { toReport } from './modules/reports/report.mapper.js';
-export { READ_REPORT_SQL, reportSelectSql } from './modules/reports/report.sql.js';
+export { READ_REPORT_SQL, REPORT_COUNT_SQL, reportSelectSql } from './modules/reports/report.sql.js';
 export { ViewBuffer } from './modules/reports/view-buffer.js';
 export { TOKEN_SQL, TOUCH_KEY_SQL } from './modules/users/token.sql.js';

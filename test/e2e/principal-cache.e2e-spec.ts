@@ -127,10 +127,14 @@ describe('principal cache (two API processes)', () => {
   it('a deactivated user is refused, and a reactivated one admitted again', async () => {
     const user = await newUser('deactivate@acme.test', ['Viewer']);
     await warm(ME, user.token, 200);
-    expect((await call(0, 'PUT', `/api/v1/users/${user.id}`, admin, { isDeactivated: true })).status).toBe(200);
+    expect((await call(0, 'PUT', `/api/v1/users/${user.id}`, admin, { isDeactivated: true })).status).toBe(
+      200,
+    );
     expect(await status(0, ME, user.token)).toBe(401);
     await eventually(1, ME, user.token, 401);
-    expect((await call(1, 'PUT', `/api/v1/users/${user.id}`, admin, { isDeactivated: false })).status).toBe(200);
+    expect((await call(1, 'PUT', `/api/v1/users/${user.id}`, admin, { isDeactivated: false })).status).toBe(
+      200,
+    );
     expect(await status(1, ME, user.token)).toBe(200);
     await eventually(0, ME, user.token, 200);
   });
@@ -153,14 +157,14 @@ describe('principal cache (two API processes)', () => {
     });
     expect(role.status).toBe(200);
     await warm(adminOnly(), user.token, 403);
-    expect((await call(0, 'PUT', `/api/v1/roles/${role.body.id}/users/${user.id}`, admin)).status).toBeLessThan(
-      300,
-    );
+    expect(
+      (await call(0, 'PUT', `/api/v1/roles/${role.body.id}/users/${user.id}`, admin)).status,
+    ).toBeLessThan(300);
     expect(await status(0, adminOnly(), user.token)).toBe(200);
     await eventually(1, adminOnly(), user.token, 200);
-    expect((await call(1, 'DELETE', `/api/v1/roles/${role.body.id}/users/${user.id}`, admin)).status).toBeLessThan(
-      300,
-    );
+    expect(
+      (await call(1, 'DELETE', `/api/v1/roles/${role.body.id}/users/${user.id}`, admin)).status,
+    ).toBeLessThan(300);
     expect(await status(1, adminOnly(), user.token)).toBe(403);
     await eventually(0, adminOnly(), user.token, 403);
   });
@@ -174,9 +178,9 @@ describe('principal cache (two API processes)', () => {
     });
     expect(policies.status).toBe(200);
     await warm(adminOnly(), user.token, 403);
-    expect((await call(0, 'PUT', `/api/v1/groups/${group.body.id}/users/${user.id}`, admin)).status).toBeLessThan(
-      300,
-    );
+    expect(
+      (await call(0, 'PUT', `/api/v1/groups/${group.body.id}/users/${user.id}`, admin)).status,
+    ).toBeLessThan(300);
     expect(await status(0, adminOnly(), user.token)).toBe(200);
     await eventually(1, adminOnly(), user.token, 200);
     expect(

@@ -86,6 +86,7 @@ export class AuditRepository {
          :targetType, :targetId, :requestId, :outcome, :statusCode
        WHERE ${this.setting.enabledSql(':accountId')}`,
       { ...e },
+      { prepare: true },
     );
   }
 

@@ -78,36 +78,42 @@ export class GrantsRepository {
 
   /** Deletes every grant of one principal. */
   async deleteOfPrincipal(accountId: number, principal: GrantPrincipal): Promise<void> {
-    await this.principals.invalidatedBy(this.db.query(
-      `DELETE FROM policies WHERE account_id = :accountId AND principal_type = :type AND principal_id = :id`,
-      { accountId, type: principal.type, id: principal.id },
-    ));
+    await this.principals.invalidatedBy(
+      this.db.query(
+        `DELETE FROM policies WHERE account_id = :accountId AND principal_type = :type AND principal_id = :id`,
+        { accountId, type: principal.type, id: principal.id },
+      ),
+    );
   }
 
   /** Adds grants to one principal; grants it already holds stay. */
   async insert(accountId: number, principal: GrantPrincipal, grants: readonly GrantRow[]): Promise<void> {
     if (grants.length === 0) return;
-    await this.principals.invalidatedBy(this.db.query(
-      `INSERT INTO policies (account_id, principal_type, principal_id, resource_type, resource_id, action)
+    await this.principals.invalidatedBy(
+      this.db.query(
+        `INSERT INTO policies (account_id, principal_type, principal_id, resource_type, resource_id, action)
        SELECT :accountId, :principalType, :principalId, t.resource_type, t.resource_id, t.action
        FROM unnest(:types::text[], :ids::text[], :actions::text[]) AS t(resource_type, resource_id, action)
        ON CONFLICT DO NOTHING`,
-      {
-        accountId,
-        principalType: principal.type,
-        principalId: principal.id,
-        types: grants.map((g) => g.resourceType),
-        ids: grants.map((g) => g.resourceId),
-        actions: grants.map((g) => g.action),
-      },
-    ));
+        {
+          accountId,
+          principalType: principal.type,
+          principalId: principal.id,
+          types: grants.map((g) => g.resourceType),
+          ids: grants.map((g) => g.resourceId),
+          actions: grants.map((g) => g.action),
+        },
+      ),
+    );
   }
 
   /** Deletes every grant on the given resources of one type. */
   async deleteOnResources(accountId: number, type: string, ids: readonly string[]): Promise<void> {
-    await this.principals.invalidatedBy(this.db.query(
-      `DELETE FROM policies WHERE account_id = :accountId AND resource_type = :type AND resource_id = ANY(:ids)`,
-      { accountId, type, ids },
-    ));
+    await this.principals.invalidatedBy(
+      this.db.query(
+        `DELETE FROM policies WHERE account_id = :accountId AND resource_type = :type AND resource_id = ANY(:ids)`,
+        { accountId, type, ids },
+      ),
+    );
   }
 }

@@ -6,6 +6,7 @@ import { assignRequestId } from '../logging/logging.module.js';
 import { corsMiddleware } from './cors.js';
 import { errorBody, sendError, toErrorBody } from './exception.filter.js';
 import { checkParsedInput, JSON_MEDIA_TYPES, requireJsonBody } from './input-guards.js';
+import { serialiseListItemsOnce } from './json-body.js';
 import { configureRateLimits } from './rate-limit.js';
 
 const PROBES = /^\/health\/(live|ready)\/?$/;
@@ -20,6 +21,7 @@ export function configureHttp(app: NestExpressApplication, config: AppConfig): v
   app.set('trust proxy', http.trustProxy);
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  serialiseListItemsOnce(app.getHttpAdapter().getInstance());
 
   app.use((req: Request, res: Response, next: NextFunction) => {
     assignRequestId(req, res);

@@ -130,7 +130,11 @@ export function buildPage<R, T = R>(
   };
 }
 
-/** Adds the deprecated `data`, `count` and `pagination` fields that older clients read. */
+/**
+ * Adds the deprecated `data`, `count` and `pagination` fields that older clients read. `data` is
+ * the `items` array itself, never a copy: `res.json` (json-body.ts) recognises the shared array
+ * and serialises it once for both keys.
+ */
 export function withLegacyFields<T>(page: Page<T>, paging: Paging, total: number): LegacyPage<T> {
   return {
     ...page,

@@ -1,4 +1,5 @@
 import { isoSql } from '../../core/database/sql-text.js';
+import { deploymentInAccountSql } from '../deployments/deployments.fragments.js';
 import { resourceOwnerSql, roleJoin, userJoin } from '../users/users.fragments.js';
 import { folderJoin, folderPathSql } from '../workspace/workspace.fragments.js';
 import { roleGrantsOnReportSql } from './report-grants.sql.js';
@@ -41,3 +42,11 @@ ${tail}`;
 export const READ_REPORT_SQL = reportSelectSql(
   'r.id = :reportId AND r.deployment_id = :deploymentId AND r.account_id = :accountId',
 );
+
+/**
+ * The number of reports of `:deploymentId` without counting them: its row of `report_counts`,
+ * which statement triggers on `reports` keep exact in the writers' own transactions (migration
+ * 1764300000000). Also whether the deployment is in `:accountId`.
+ */
+export const REPORT_COUNT_SQL = `SELECT COALESCE((SELECT c.n FROM report_counts c WHERE c.deployment_id = :deploymentId), 0) AS n,
+  ${deploymentInAccountSql(':deploymentId', ':accountId')} AS "deploymentExists"`;

@@ -4,6 +4,7 @@ import { OwnedContent } from '../users/owned-content.js';
 import { ReportsOwnedContent } from './reports-owned-content.js';
 import { DeploymentsModule } from '../deployments/deployments.module.js';
 import { WorkspaceModule } from '../workspace/workspace.module.js';
+import { ReportCount } from './entities/report-count.entity.js';
 import { ReportPlacement } from './entities/report-placement.entity.js';
 import { ReportView } from './entities/report-view.entity.js';
 import { Report } from './entities/report.entity.js';
@@ -25,7 +26,7 @@ import { ReportsService } from './reports.service.js';
   imports: [
     DeploymentsModule,
     WorkspaceModule,
-    TypeOrmModule.forFeature([Report, ReportPlacement, ReportView]),
+    TypeOrmModule.forFeature([Report, ReportPlacement, ReportView, ReportCount]),
   ],
   controllers: [ReportsController],
   providers: [

@@ -4,7 +4,7 @@ import type { SqlParams } from '../../core/database/named-params.js';
 import { deploymentInAccountSql } from '../deployments/deployments.fragments.js';
 import { folderChainSql, folderJoin } from '../workspace/workspace.fragments.js';
 import type { ReportRow } from './report.mapper.js';
-import { READ_REPORT_SQL, reportSelectSql } from './report.sql.js';
+import { READ_REPORT_SQL, REPORT_COUNT_SQL, reportSelectSql } from './report.sql.js';
 
 /** Sort columns of the report list; the id breaks ties so the keyset is total. */
 export const REPORT_SORTS = {
@@ -103,19 +103,26 @@ export class ReportsRepository {
 
   /** The shaped row of one report (one query). */
   read(accountId: number, deploymentId: number, reportId: number): Promise<ReportRow | undefined> {
-    return this.db.one<ReportRow>(READ_REPORT_SQL, { reportId, deploymentId, accountId });
+    return this.db.one<ReportRow>(READ_REPORT_SQL, { reportId, deploymentId, accountId }, { prepare: true });
   }
 
-  /** A page of shaped rows and the count of the whole filter (with whether the deployment is the account's). */
+  /**
+   * A page of shaped rows and the count of the whole filter (with whether the deployment is the
+   * account's). Unfiltered and account-wide (scope `TRUE`), the count is the deployment's row of
+   * `report_counts`, kept exact by triggers on `reports` in the writers' transactions; otherwise
+   * it counts the filter.
+   */
   async list(q: ReportListQuery): Promise<{ rows: ReportRow[]; total: number; deploymentExists: boolean }> {
     const params: Record<string, unknown> = { deploymentId: q.deploymentId, ...q.scope.params };
     // The count checks that the deployment is the caller's; its rows need no account filter, so a
     // count over the deployment stays an index-only scan.
     let filter = 'r.deployment_id = :deploymentId';
+    let filtered = false;
     const add = (condition: string, name: string, value: unknown) => {
       if (value === undefined) return;
       filter += ` AND ${condition}`;
       params[name] = value;
+      filtered = true;
     };
     add('r.folder_id = :folderId', 'folderId', q.folderId);
     add('r.workbook_id = :workbookId', 'workbookId', q.workbookId);
@@ -126,6 +133,7 @@ export class ReportsRepository {
       q.externalWorkbookId,
     );
     add('r.name ILIKE :search', 'search', q.search);
+    const wholeDeployment = !filtered && q.scope.sql === 'TRUE';
     filter += ` AND ${q.scope.sql}`;
 
     const pageParams: Record<string, unknown> = { ...params, accountId: q.accountId };
@@ -146,20 +154,32 @@ export class ReportsRepository {
         pageParams.afterId = q.sort.after[1];
       }
     }
-    const offset = q.offset > 0 ? ` OFFSET ${q.offset}` : '';
+    pageParams.limit = q.limit;
+    pageParams.offset = q.offset;
+    // Account-wide readers (the common case) get prepared statements: their text takes one of a
+    // few shapes (filters, sort, direction). A narrower scope's text carries the caller's grants.
+    const prepare = q.scope.sql === 'TRUE';
     const [rows, [count]] = await Promise.all([
       this.db.query<ReportRow>(
         reportSelectSql(
           `r.account_id = :accountId AND ${filter} AND ${keyset}`,
-          `ORDER BY ${order} LIMIT ${q.limit}${offset}`,
+          `ORDER BY ${order} LIMIT :limit OFFSET :offset`,
         ),
         pageParams,
+        { prepare },
       ),
-      this.db.query<{ n: number; deploymentExists: boolean }>(
-        `SELECT count(*)::int AS n, ${deploymentInAccountSql(':deploymentId', ':accountId')} AS "deploymentExists"
-         FROM reports r ${q.scope.sql === 'TRUE' ? '' : folderJoin('r.folder_id', 'f')} WHERE ${filter}`,
-        { ...params, accountId: q.accountId },
-      ),
+      wholeDeployment
+        ? this.db.query<{ n: number; deploymentExists: boolean }>(
+            REPORT_COUNT_SQL,
+            { deploymentId: q.deploymentId, accountId: q.accountId },
+            { prepare: true },
+          )
+        : this.db.query<{ n: number; deploymentExists: boolean }>(
+            `SELECT count(*)::int AS n, ${deploymentInAccountSql(':deploymentId', ':accountId')} AS "deploymentExists"
+             FROM reports r ${q.scope.sql === 'TRUE' ? '' : folderJoin('r.folder_id', 'f')} WHERE ${filter}`,
+            { ...params, accountId: q.accountId },
+            { prepare },
+          ),
     ]);
     return { rows, total: count.n, deploymentExists: count.deploymentExists };
   }

@@ -65,11 +65,13 @@ export class ApiKeysRepository implements PrincipalSource {
 
   /** Revokes one live key of the user; false when there is none. */
   async revoke(accountId: number, userId: number, id: number): Promise<boolean> {
-    const rows = await this.principals.invalidatedBy(this.db.query(
-      `UPDATE api_keys SET revoked_at = now()
+    const rows = await this.principals.invalidatedBy(
+      this.db.query(
+        `UPDATE api_keys SET revoked_at = now()
        WHERE account_id = :accountId AND user_id = :userId AND id = :id AND revoked_at IS NULL RETURNING id`,
-      { accountId, userId, id },
-    ));
+        { accountId, userId, id },
+      ),
+    );
     return rows.length > 0;
   }
 }

@@ -134,13 +134,15 @@ export class DirectoryRepository {
 
   /** Writes every identity-provider column of a user; undefined when it is not in the account. */
   updateUser(accountId: number, id: number, user: DirectoryUserColumns): Promise<DirectoryUser | undefined> {
-    return this.principals.invalidatedBy(this.db.one<DirectoryUser>(
-      `UPDATE users u SET username = :username, email = COALESCE(:email, ${noEmailSql('u.id')}),
+    return this.principals.invalidatedBy(
+      this.db.one<DirectoryUser>(
+        `UPDATE users u SET username = :username, email = COALESCE(:email, ${noEmailSql('u.id')}),
          first_name = :firstName, last_name = :lastName, display_name = :displayName, title = :title,
          external_id = :externalId, is_deactivated = :isDeactivated, updated_at = now()
        WHERE u.account_id = :accountId AND u.id = :id RETURNING ${USER_COLUMNS}`,
-      { accountId, id, ...user },
-    ));
+        { accountId, id, ...user },
+      ),
+    );
   }
 
   getGroup(accountId: number, id: number): Promise<DirectoryGroup | undefined> {

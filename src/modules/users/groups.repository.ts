@@ -131,13 +131,12 @@ export class GroupsRepository {
 
   /** Deletes a group (its memberships and role assignments cascade); false when there is none. */
   async delete(accountId: number, id: number): Promise<boolean> {
-    const rows = await this.principals.invalidatedBy(this.db.query(
-      `DELETE FROM groups WHERE id = :id AND account_id = :accountId RETURNING id`,
-      {
+    const rows = await this.principals.invalidatedBy(
+      this.db.query(`DELETE FROM groups WHERE id = :id AND account_id = :accountId RETURNING id`, {
         accountId,
         id,
-      },
-    ));
+      }),
+    );
     return rows.length > 0;
   }
 
@@ -163,35 +162,43 @@ export class GroupsRepository {
 
   /** Adds memberships; existing ones stay. */
   async addMembers(accountId: number, id: number, userIds: readonly number[]): Promise<void> {
-    await this.principals.invalidatedBy(this.db.query(
-      `INSERT INTO group_members (group_id, user_id, account_id)
+    await this.principals.invalidatedBy(
+      this.db.query(
+        `INSERT INTO group_members (group_id, user_id, account_id)
        SELECT :id, u, :accountId FROM unnest(:userIds::int[]) AS u
        ON CONFLICT DO NOTHING`,
-      { accountId, id, userIds },
-    ));
+        { accountId, id, userIds },
+      ),
+    );
   }
 
   /** Removes the memberships of the given users, or every membership (`'all'`). */
   async removeMembers(accountId: number, id: number, userIds: readonly number[] | 'all'): Promise<void> {
     if (userIds === 'all') {
-      await this.principals.invalidatedBy(this.db.query(`DELETE FROM group_members WHERE account_id = :accountId AND group_id = :id`, {
-        accountId,
-        id,
-      }));
+      await this.principals.invalidatedBy(
+        this.db.query(`DELETE FROM group_members WHERE account_id = :accountId AND group_id = :id`, {
+          accountId,
+          id,
+        }),
+      );
       return;
     }
-    await this.principals.invalidatedBy(this.db.query(
-      `DELETE FROM group_members WHERE account_id = :accountId AND group_id = :id AND user_id = ANY(:userIds::int[])`,
-      { accountId, id, userIds },
-    ));
+    await this.principals.invalidatedBy(
+      this.db.query(
+        `DELETE FROM group_members WHERE account_id = :accountId AND group_id = :id AND user_id = ANY(:userIds::int[])`,
+        { accountId, id, userIds },
+      ),
+    );
   }
 
   /** Removes every membership except those of `keep`. */
   async removeMembersExcept(accountId: number, id: number, keep: readonly number[]): Promise<void> {
-    await this.principals.invalidatedBy(this.db.query(
-      `DELETE FROM group_members WHERE account_id = :accountId AND group_id = :id AND NOT (user_id = ANY(:keep::int[]))`,
-      { accountId, id, keep },
-    ));
+    await this.principals.invalidatedBy(
+      this.db.query(
+        `DELETE FROM group_members WHERE account_id = :accountId AND group_id = :id AND NOT (user_id = ANY(:keep::int[]))`,
+        { accountId, id, keep },
+      ),
+    );
   }
 
   /**

@@ -51,34 +51,44 @@ export class RolesRepository {
   }
 
   async delete(accountId: number, id: number): Promise<void> {
-    await this.principals.invalidatedBy(this.db.query(`DELETE FROM roles WHERE account_id = :accountId AND id = :id`, { accountId, id }));
+    await this.principals.invalidatedBy(
+      this.db.query(`DELETE FROM roles WHERE account_id = :accountId AND id = :id`, { accountId, id }),
+    );
   }
 
   async assignToUser(accountId: number, roleId: number, userId: number): Promise<void> {
-    await this.principals.invalidatedBy(this.db.query(
-      `INSERT INTO user_roles (user_id, role_id, account_id) VALUES (:userId, :roleId, :accountId) ON CONFLICT DO NOTHING`,
-      { accountId, roleId, userId },
-    ));
+    await this.principals.invalidatedBy(
+      this.db.query(
+        `INSERT INTO user_roles (user_id, role_id, account_id) VALUES (:userId, :roleId, :accountId) ON CONFLICT DO NOTHING`,
+        { accountId, roleId, userId },
+      ),
+    );
   }
 
   async unassignFromUser(accountId: number, roleId: number, userId: number): Promise<void> {
-    await this.principals.invalidatedBy(this.db.query(
-      `DELETE FROM user_roles WHERE user_id = :userId AND role_id = :roleId AND account_id = :accountId`,
-      { accountId, roleId, userId },
-    ));
+    await this.principals.invalidatedBy(
+      this.db.query(
+        `DELETE FROM user_roles WHERE user_id = :userId AND role_id = :roleId AND account_id = :accountId`,
+        { accountId, roleId, userId },
+      ),
+    );
   }
 
   async assignToGroup(accountId: number, roleId: number, groupId: number): Promise<void> {
-    await this.principals.invalidatedBy(this.db.query(
-      `INSERT INTO group_roles (group_id, role_id, account_id) VALUES (:groupId, :roleId, :accountId) ON CONFLICT DO NOTHING`,
-      { accountId, roleId, groupId },
-    ));
+    await this.principals.invalidatedBy(
+      this.db.query(
+        `INSERT INTO group_roles (group_id, role_id, account_id) VALUES (:groupId, :roleId, :accountId) ON CONFLICT DO NOTHING`,
+        { accountId, roleId, groupId },
+      ),
+    );
   }
 
   async unassignFromGroup(accountId: number, roleId: number, groupId: number): Promise<void> {
-    await this.principals.invalidatedBy(this.db.query(
-      `DELETE FROM group_roles WHERE group_id = :groupId AND role_id = :roleId AND account_id = :accountId`,
-      { accountId, roleId, groupId },
-    ));
+    await this.principals.invalidatedBy(
+      this.db.query(
+        `DELETE FROM group_roles WHERE group_id = :groupId AND role_id = :roleId AND account_id = :accountId`,
+        { accountId, roleId, groupId },
+      ),
+    );
   }
 }

@@ -115,10 +115,12 @@ export class UsersRepository {
    */
   async existingIds(accountId: number, ids: readonly number[]): Promise<number[]> {
     if (ids.length === 0) return [];
-    const rows = await this.principals.invalidatedBy(this.db.query<{ id: number }>(
-      `SELECT id FROM users WHERE account_id = :accountId AND id = ANY(:ids::int[]) ORDER BY id FOR KEY SHARE`,
-      { accountId, ids: [...new Set(ids)] },
-    ));
+    const rows = await this.principals.invalidatedBy(
+      this.db.query<{ id: number }>(
+        `SELECT id FROM users WHERE account_id = :accountId AND id = ANY(:ids::int[]) ORDER BY id FOR KEY SHARE`,
+        { accountId, ids: [...new Set(ids)] },
+      ),
+    );
     return rows.map((r) => r.id);
   }
 
@@ -149,14 +151,18 @@ export class UsersRepository {
   }
 
   async setDeactivated(accountId: number, id: number, deactivated: boolean): Promise<void> {
-    await this.principals.invalidatedBy(this.db.query(
-      `UPDATE users SET is_deactivated = :deactivated, updated_at = now() WHERE account_id = :accountId AND id = :id`,
-      { accountId, id, deactivated },
-    ));
+    await this.principals.invalidatedBy(
+      this.db.query(
+        `UPDATE users SET is_deactivated = :deactivated, updated_at = now() WHERE account_id = :accountId AND id = :id`,
+        { accountId, id, deactivated },
+      ),
+    );
   }
 
   async delete(accountId: number, id: number): Promise<void> {
-    await this.principals.invalidatedBy(this.db.query(`DELETE FROM users WHERE account_id = :accountId AND id = :id`, { accountId, id }));
+    await this.principals.invalidatedBy(
+      this.db.query(`DELETE FROM users WHERE account_id = :accountId AND id = :id`, { accountId, id }),
+    );
   }
 
   /** The number of active admins of the account other than `exceptUserId`. */
@@ -216,15 +222,17 @@ export class UsersRepository {
 
   /** The user of `email` made an active admin, created when missing (safe to run concurrently). */
   async upsertAdmin(accountId: number, email: string): Promise<number> {
-    const row = await this.principals.invalidatedBy(this.db.one<{ id: number }>(
-      `INSERT INTO users (account_id, email, username, default_roles) VALUES (:accountId, :email, :email, '{Admin}')
+    const row = await this.principals.invalidatedBy(
+      this.db.one<{ id: number }>(
+        `INSERT INTO users (account_id, email, username, default_roles) VALUES (:accountId, :email, :email, '{Admin}')
        ON CONFLICT (account_id, email) DO UPDATE
          SET default_roles = CASE WHEN 'Admin' = ANY(users.default_roles) THEN users.default_roles
                                   ELSE array_prepend('Admin', users.default_roles) END,
              is_deactivated = false, updated_at = now()
        RETURNING id`,
-      { accountId, email },
-    ));
+        { accountId, email },
+      ),
+    );
     return row!.id;
   }
 
