@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { BoundedClient } from '../../src/core/database/bounded-client.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TestApp } from './app.js';
 
@@ -26,11 +27,16 @@ export async function countRequestQueries<T>(
     else run();
   };
   const queries: string[] = [];
-  const query = t.dataSource.query.bind(t.dataSource);
-  const spy = jest.spyOn(t.dataSource, 'query').mockImplementation((sql: string, ...rest: unknown[]) => {
-    if (store.getStore() === tag) queries.push(sql);
-    return (query as (...args: unknown[]) => Promise<unknown>)(sql, ...rest);
-  });
+  // Every statement of the pool's connections, whether sent through TypeORM (units of work) or
+  // straight to the pool (reads outside one): the client class both use.
+  const query = BoundedClient.prototype.query;
+  const spy = jest
+    .spyOn(BoundedClient.prototype, 'query')
+    .mockImplementation(function (this: BoundedClient, ...args: unknown[]) {
+      const [first] = args as [string | { text: string }];
+      if (store.getStore() === tag) queries.push(typeof first === 'string' ? first : first.text);
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    });
   server.removeAllListeners('request');
   server.on('request', wrapped);
   try {
