@@ -12,6 +12,7 @@ import type { Action } from './action.js';
 import { coreError } from '../http/api-error.js';
 import { ACCESS_METADATA, type AccessRule } from './access.decorators.js';
 import type { EmbedPrincipal } from './embed-principal.js';
+import { AuthService } from './auth.service.js';
 import { EmbedTokensService } from './embed-tokens.service.js';
 import type { Principal } from './principal.js';
 
@@ -43,6 +44,7 @@ export class AccessGuard extends AuthGuard('bearer') implements CanActivate, OnA
     private readonly reflector: Reflector,
     private readonly embedTokens: EmbedTokensService,
     private readonly moduleRef: ModuleRef,
+    private readonly auth: AuthService,
   ) {
     super();
   }
@@ -87,9 +89,16 @@ export class AccessGuard extends AuthGuard('bearer') implements CanActivate, OnA
     if (!match) {
       throw coreError('unauthorized', 'Send a token in the Authorization header: "Bearer <token>"');
     }
-    // Passport's strategy reads only the Bearer scheme; the Api-Key form carries the same token.
-    req.headers.authorization = `Bearer ${match[2]}`;
-    await super.canActivate(ctx);
+    // A token resolved a moment ago is taken from the principal cache; any other goes through
+    // passport's bearer strategy (which reads only the Bearer scheme: the Api-Key form carries
+    // the same token), and from there to the same AuthService.
+    const recent = this.auth.recentPrincipal(match[2]);
+    if (recent) {
+      req.principal = recent;
+    } else {
+      req.headers.authorization = `Bearer ${match[2]}`;
+      await super.canActivate(ctx);
+    }
 
     const principal = req.principal!;
     if (rule.kind === 'authenticated') return true;

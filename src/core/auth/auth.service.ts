@@ -28,6 +28,18 @@ export class AuthService {
     private readonly cache: PrincipalCache,
   ) {}
 
+  /**
+   * The principal of a token resolved within the cache's time to live, or undefined: the
+   * guard's fast path, which skips passport for a token it has just seen.
+   */
+  recentPrincipal(token: string): Principal | undefined {
+    if (!TOKEN_PATTERN.test(token)) return undefined;
+    const resolved = this.cache.get(hashToken(token));
+    if (!resolved) return undefined;
+    this.touch(resolved);
+    return resolved.principal;
+  }
+
   async authenticate(token: string): Promise<Principal | null> {
     if (!TOKEN_PATTERN.test(token)) return null;
     const tokenHash = hashToken(token);

@@ -1,7 +1,7 @@
 import { Global, Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_GUARD } from '@nestjs/core';
 import { OpenApiDocument } from './openapi-document.js';
-import { QueryParamsInterceptor } from './query-params.interceptor.js';
+import { QueryParamsGuard } from './query-params.guard.js';
 import { RateLimitRedis } from './rate-limit.js';
 import { SpecController } from './spec.controller.js';
 
@@ -11,7 +11,8 @@ import { SpecController } from './spec.controller.js';
   providers: [
     OpenApiDocument,
     RateLimitRedis,
-    { provide: APP_INTERCEPTOR, useClass: QueryParamsInterceptor },
+    // After the access guard (AuthModule is imported first): 401 and 403 come before a 400.
+    { provide: APP_GUARD, useClass: QueryParamsGuard },
   ],
   exports: [OpenApiDocument],
 })

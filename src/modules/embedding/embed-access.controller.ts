@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Put, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, Put, UseFilters } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
@@ -7,11 +7,11 @@ import { ApiErrors } from '../../core/http/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { EmbedAccessResponseDto, UpdateEmbedAccessDto } from './dto/embed-access.dto.js';
 import { EmbedAccessService } from './embed-access.service.js';
-import { DeploymentScopeInterceptor } from '../deployments/deployment-scope.interceptor.js';
+import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js';
 
 @ApiTags('Dashboard Embed Access')
 @Controller('api/v1/deployments/:deploymentId/workbooks/:workbookId/embed-access')
-@UseInterceptors(DeploymentScopeInterceptor)
+@UseFilters(DeploymentScopeFilter)
 export class EmbedAccessController {
   constructor(private readonly access: EmbedAccessService) {}
 

@@ -8,7 +8,7 @@ import {
   Post,
   Put,
   Query,
-  UseInterceptors,
+  UseFilters,
 } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
@@ -39,7 +39,7 @@ import {
   UPDATE_REPORT_EXAMPLES,
   UPSERT_REPORT_EXAMPLES,
 } from './report.examples.js';
-import { DeploymentScopeInterceptor } from '../deployments/deployment-scope.interceptor.js';
+import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js';
 
 /** What connect, disconnect and refresh of a placement answer besides success. */
 const PLACEMENT_ERRORS = [
@@ -55,7 +55,7 @@ const PLACEMENT_RULES =
 
 @ApiTags('Reports')
 @Controller('api/v1/deployments/:deploymentId/reports')
-@UseInterceptors(DeploymentScopeInterceptor)
+@UseFilters(DeploymentScopeFilter)
 export class ReportsController {
   constructor(
     private readonly reports: ReportsService,

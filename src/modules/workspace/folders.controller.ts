@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query, UseFilters } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
@@ -16,11 +16,11 @@ import {
 import { FoldersService } from './folders.service.js';
 import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
 import { CREATE_FOLDER_EXAMPLES, UPDATE_FOLDER_EXAMPLES } from './workspace.examples.js';
-import { DeploymentScopeInterceptor } from '../deployments/deployment-scope.interceptor.js';
+import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js';
 
 @ApiTags('Folders')
 @Controller('api/v1/deployments/:deploymentId')
-@UseInterceptors(DeploymentScopeInterceptor)
+@UseFilters(DeploymentScopeFilter)
 export class FoldersController {
   constructor(private readonly folders: FoldersService) {}
 

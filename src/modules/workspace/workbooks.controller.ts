@@ -8,7 +8,7 @@ import {
   Post,
   Put,
   Query,
-  UseInterceptors,
+  UseFilters,
 } from '@nestjs/common';
 import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
@@ -40,11 +40,11 @@ import {
   UPDATE_WORKBOOK_EXAMPLES,
   UPSERT_WORKBOOK_EXAMPLES,
 } from './workspace.examples.js';
-import { DeploymentScopeInterceptor } from '../deployments/deployment-scope.interceptor.js';
+import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js';
 
 @ApiTags('Workbooks')
 @Controller('api/v1/deployments/:deploymentId')
-@UseInterceptors(DeploymentScopeInterceptor)
+@UseFilters(DeploymentScopeFilter)
 export class WorkbooksController {
   constructor(
     private readonly workbooks: WorkbooksService,

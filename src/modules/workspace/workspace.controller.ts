@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Post, Query, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Query, UseFilters } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
@@ -15,7 +15,7 @@ import {
   WorkspaceQueryDto,
 } from './dto/workspace.dto.js';
 import { WorkspaceService } from './workspace.service.js';
-import { DeploymentScopeInterceptor } from '../deployments/deployment-scope.interceptor.js';
+import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js';
 
 const MOVE_RULES =
   'Folder: FolderManage on it and FolderEdit on the destination; moving it into itself or a sub-folder, ' +
@@ -29,7 +29,7 @@ const MOVE_RULES =
  */
 @ApiTags('Workspace')
 @Controller('api/v1/deployments/:deploymentId/workspace')
-@UseInterceptors(DeploymentScopeInterceptor)
+@UseFilters(DeploymentScopeFilter)
 @Authenticated()
 export class WorkspaceController {
   constructor(private readonly workspace: WorkspaceService) {}

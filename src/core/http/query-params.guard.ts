@@ -1,14 +1,7 @@
-import {
-  Injectable,
-  type CallHandler,
-  type ExecutionContext,
-  type NestInterceptor,
-  type Type,
-} from '@nestjs/common';
+import { Injectable, type CanActivate, type ExecutionContext, type Type } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import type { Request } from 'express';
-import type { Observable } from 'rxjs';
 import { coreError } from './api-error.js';
 
 /** Where `@ApiQuery` (and other parameter decorators) of @nestjs/swagger keep their declarations, per method. */
@@ -64,21 +57,23 @@ export function acceptedQuery(controller: Type<unknown>, handler: { name: string
 /**
  * Rejects query parameters a route does not declare with `400 validation_failed`, before the
  * handler runs, so a misspelt or unsupported parameter (`?dryRun=true`) changes nothing instead of
- * being ignored. An interceptor runs after the guard, so 401 and 403 still come first.
+ * being ignored. The second global guard, after the access guard, so 401 and 403 still come
+ * first; a guard rather than an interceptor, so that a read with no interceptor of its own runs
+ * none (Nest then skips its observable pipeline altogether).
  */
 @Injectable()
-export class QueryParamsInterceptor implements NestInterceptor {
+export class QueryParamsGuard implements CanActivate {
   private readonly accepted = new WeakMap<object, Accepted>();
 
-  intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (ctx.getType() !== 'http') return next.handle();
+  canActivate(ctx: ExecutionContext): boolean {
+    if (ctx.getType() !== 'http') return true;
     const handler = ctx.getHandler();
     let accepted = this.accepted.get(handler);
     if (accepted === undefined) {
       accepted = acceptedQuery(ctx.getClass(), handler);
       this.accepted.set(handler, accepted);
     }
-    if (accepted === 'dto' || accepted === 'any') return next.handle();
+    if (accepted === 'dto' || accepted === 'any') return true;
     const { names } = accepted;
     const query = ctx.switchToHttp().getRequest<Request>().query as Record<string, unknown> | undefined;
     const unknown = Object.keys(query ?? {}).filter((name) => !names.has(name));
@@ -88,6 +83,6 @@ export class QueryParamsInterceptor implements NestInterceptor {
         unknown.map((name) => `property ${name} should not exist`),
       );
     }
-    return next.handle();
+    return true;
   }
 }
