@@ -25,7 +25,7 @@
 //              spreadsheet + sheet + anchor or insert one (a single statement), read the report;
 //   disconnect delete the placement (by placementId, or spreadsheet + sheet + anchor), read the
 //              report.
-// Every statement is a named prepared statement. Not done (the service does): roles and grants,
+// Every statement is a named prepared statement (PLAIN_STATEMENTS=unnamed: none is). Not done (the service does): roles and grants,
 // view recording, last-used writes of the key, the owner / folder path / roles of a report.
 import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
@@ -120,7 +120,11 @@ const DELETE_BY_SPOT = {
       AND p.external_workbook_id = $4 AND p.sheet_name = $5 AND p.anchor_cell = $6`,
 };
 
-const query = (db, statement, values) => db.query({ ...statement, values });
+// PLAIN_STATEMENTS=unnamed sends every statement unnamed (parsed and planned on each call), as a
+// plain server written with pool.query(text, values) does; the default prepares them.
+const UNNAMED = process.env.PLAIN_STATEMENTS === 'unnamed';
+const query = (db, statement, values) =>
+  UNNAMED ? db.query(statement.text, values) : db.query({ ...statement, values });
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

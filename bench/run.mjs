@@ -74,7 +74,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '3' },
     scenarios: { type: 'string', default: 'get,list,deep,connect,disconnect' },
     'deep-rows': { type: 'string', default: '90000' },
-    servers: { type: 'string', default: 'service,baseline,plain' },
+    servers: { type: 'string', default: 'service,baseline,plain,plain-prepared' },
     node: { type: 'string', default: process.execPath },
     processes: { type: 'string', default: '1' },
     'list-before': { type: 'string', default: '73' },
@@ -90,7 +90,7 @@ const LIST_BEFORE = Number(args['list-before']);
 if (!Number.isInteger(PROCESSES) || PROCESSES < 1) throw new Error('--processes must be a positive integer');
 if (CONNECTIONS < PROCESSES) throw new Error('--connections must be at least --processes');
 if (!(LIST_BEFORE > 0)) throw new Error('--list-before must be a positive number of requests per second');
-const SERVER_NAMES = ['service', 'baseline', 'plain'];
+const SERVER_NAMES = ['service', 'baseline', 'plain', 'plain-prepared'];
 const chosenServers = args.servers.split(',').map((s) => s.trim());
 for (const s of chosenServers) if (!SERVER_NAMES.includes(s)) throw new Error(`unknown server ${s}`);
 // In a fixed order, whatever the order of --servers.
@@ -493,7 +493,11 @@ const SERVER_COMMANDS = {
     },
   ],
   baseline: () => [['bench/baseline.mjs'], { BENCH_DIST: DIST }],
-  plain: () => [['bench/plain.mjs'], {}],
+  // The yardstick of issue 17: statements sent unnamed, as a plain pool.query(text, values) server
+  // does. Against it the build before issue 17 measures the issue's 0.13 (docs/performance.md).
+  plain: () => [['bench/plain.mjs'], { PLAIN_STATEMENTS: 'unnamed' }],
+  // The same server with every statement prepared: the stricter comparison, shown beside it.
+  'plain-prepared': () => [['bench/plain.mjs'], {}],
 };
 
 const servers = {};
@@ -661,8 +665,8 @@ try {
 
   // Report
   const lines = [
-    `| scenario | server | req/s | p50 ms | p99 ms | CPU ms/req | DB CPU ms/req | peak RSS MB | req/s vs baseline | req/s vs plain | p99 vs plain | others' CPU |`,
-    `|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|`,
+    `| scenario | server | req/s | p50 ms | p99 ms | CPU ms/req | DB CPU ms/req | peak RSS MB | req/s vs baseline | req/s vs plain | p99 vs plain | req/s vs plain-prepared | others' CPU |`,
+    `|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|`,
   ];
   for (const r of Object.values(results)) {
     for (const name of names) {
@@ -670,10 +674,13 @@ try {
       const note = m.removedShare !== undefined ? ` (removed a placement: ${f(m.removedShare * 100)}%)` : '';
       const bad = m.non2xx ? ` (non-2xx/errors: ${m.non2xx})` : '';
       const vsBaseline = name === 'service' && r.baseline ? f(m.rps / r.baseline.rps, 2) : '';
-      const vsPlain = name !== 'plain' && r.plain ? f(m.rps / r.plain.rps, 2) : '';
-      const p99VsPlain = name !== 'plain' && r.plain ? f(m.p99 / r.plain.p99, 2) : '';
+      const isPlain = name.startsWith('plain');
+      const vsPlain = !isPlain && r.plain ? f(m.rps / r.plain.rps, 2) : '';
+      const p99VsPlain = !isPlain && r.plain ? f(m.p99 / r.plain.p99, 2) : '';
+      const prepared = r['plain-prepared'];
+      const vsPrepared = !isPlain && prepared ? f(m.rps / prepared.rps, 2) : '';
       lines.push(
-        `| ${r.title}${note}${bad} | ${name} | ${f(m.rps)} | ${f(m.p50, 1)} | ${f(m.p99, 1)} | ${f(m.cpuMsPerReq, 2)} | ${f(m.dbCpuMsPerReq, 2)} | ${f(m.peakRssMb)} | ${vsBaseline} | ${vsPlain} | ${p99VsPlain} | ${f(m.othersCpuPct)}% |`,
+        `| ${r.title}${note}${bad} | ${name} | ${f(m.rps)} | ${f(m.p50, 1)} | ${f(m.p99, 1)} | ${f(m.cpuMsPerReq, 2)} | ${f(m.dbCpuMsPerReq, 2)} | ${f(m.peakRssMb)} | ${vsBaseline} | ${vsPlain} | ${p99VsPlain} | ${vsPrepared} | ${f(m.othersCpuPct)}% |`,
       );
     }
   }

@@ -1,4 +1,6 @@
+import { QueryFailedError } from 'typeorm';
 import { Database } from '../../src/core/database/database.js';
+import { statementName } from '../../src/core/database/statement-name.js';
 import { AccountsService } from '../../src/modules/users/accounts.service.js';
 import { startServiceApp, type ServiceApp } from '../support/service.js';
 
@@ -114,5 +116,62 @@ describe('Database: the unit of work', () => {
         note: 'p',
       }),
     ).toEqual({ n: 1 });
+  });
+
+  describe('prepared statements', () => {
+    /** The statements the session of one pooled connection holds, as PostgreSQL sees them. */
+    const preparedOnServer = () =>
+      db.query<{ name: string; statement: string }>(
+        `SELECT name, statement FROM pg_prepared_statements WHERE statement LIKE '%uow_probe%'`,
+        {},
+      );
+
+    it('prepares a statement once per connection under a name derived from its text', async () => {
+      await insert('x');
+      const read = () =>
+        db.query<{ note: string }>(
+          `SELECT note FROM uow_probe WHERE note = :note`,
+          { note: 'x' },
+          { prepare: true },
+        );
+      // A transaction pins one connection: the second call reuses what the first prepared there.
+      const [first, second, held] = await db.transaction(async () => [
+        await read(),
+        await read(),
+        await preparedOnServer(),
+      ]);
+      expect(first).toEqual([{ note: 'x' }]);
+      expect(second).toEqual(first);
+      expect(held).toEqual([
+        { name: statementName(`SELECT note FROM uow_probe WHERE note = $1`), statement: expect.any(String) },
+      ]);
+      expect(held[0].name).toMatch(/^s_[A-Za-z0-9_-]{27}$/);
+    });
+
+    it('runs prepared statements outside a unit of work, and writes inside one roll back', async () => {
+      const write = (note: string) =>
+        db.query(`INSERT INTO uow_probe (note) VALUES (:note)`, { note }, { prepare: true });
+      await write('kept');
+      await expect(
+        db.transaction(async () => {
+          await write('undone');
+          throw new Error('undo');
+        }),
+      ).rejects.toThrow('undo');
+      expect(await notes()).toEqual(['kept']);
+    });
+
+    it('fails a bad statement as TypeORM does, and leaves the connection usable', async () => {
+      const bad = db.query(
+        `SELECT no_such_column FROM uow_probe WHERE note = :note`,
+        { note: 'x' },
+        { prepare: true },
+      );
+      await expect(bad).rejects.toBeInstanceOf(QueryFailedError);
+      await expect(bad).rejects.toMatchObject({ driverError: { code: '42703' } });
+      const failing = db.query(`SELECT 1/0 AS x WHERE :n::int = 1`, { n: 1 });
+      await expect(failing).rejects.toMatchObject({ driverError: { code: '22012' } });
+      expect(await db.one(`SELECT 1 AS one`, {}, { prepare: true })).toEqual({ one: 1 });
+    });
   });
 });
