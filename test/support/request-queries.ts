@@ -30,13 +30,14 @@ export async function countRequestQueries<T>(
   // Every statement of the pool's connections, whether sent through TypeORM (units of work) or
   // straight to the pool (reads outside one): the client class both use.
   const query = BoundedClient.prototype.query;
-  const spy = jest
-    .spyOn(BoundedClient.prototype, 'query')
-    .mockImplementation(function (this: BoundedClient, ...args: unknown[]) {
-      const [first] = args as [string | { text: string }];
-      if (store.getStore() === tag) queries.push(typeof first === 'string' ? first : first.text);
-      return (query as (...a: unknown[]) => unknown).apply(this, args);
-    });
+  const spy = jest.spyOn(BoundedClient.prototype, 'query').mockImplementation(function (
+    this: BoundedClient,
+    ...args: unknown[]
+  ) {
+    const [first] = args as [string | { text: string }];
+    if (store.getStore() === tag) queries.push(typeof first === 'string' ? first : first.text);
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  });
   server.removeAllListeners('request');
   server.on('request', wrapped);
   try {
