@@ -1,17 +1,9 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import {
-  ipKeyGenerator,
-  MemoryStore,
-  rateLimit,
-  type ClientRateLimitInfo,
-  type IncrementResponse,
-  type Options,
-  type Store,
-} from 'express-rate-limit';
+import type { NextFunction, Request, Response } from 'express';
+import { createHash } from 'node:crypto';
+import { ipKeyGenerator, MemoryStore, type Options } from 'express-rate-limit';
 import { Redis } from 'ioredis';
-import { RedisStore } from 'rate-limit-redis';
 import { AppConfig } from '../config/app-config.js';
 import { hashToken } from '../auth/token.js';
 import { errorBody, sendError } from './exception.filter.js';
@@ -67,156 +59,276 @@ export class RateLimitRedis implements OnApplicationShutdown {
   }
 }
 
-class StoreUnavailable extends Error {}
+/** What the limits say about one request. */
+type Admission =
+  /** The address spent its budget of failed authentications: refuse before anything else. */
+  | { refused: true; retryAfterMs: number }
+  /** Go on; `hits` and `resetMs` of the request counter when it is on and its store answered. */
+  | { refused: false; hits?: number; resetMs?: number };
+
+/** Where both limits count: Redis (every replica shares it) or this process's memory. */
+interface LimitStore {
+  /**
+   * Refuses the request when `address` has `failureMax` failed authentications in the window
+   * (0: that limit is off); otherwise counts it against `key` (null: that limit is off).
+   */
+  admit(address: string, key: string | null): Promise<Admission>;
+  /** Counts one failed authentication of `address`. */
+  recordFailure(address: string): Promise<void>;
+}
 
 /**
- * A Redis store that fails open: while Redis is unreachable every call fails at once (or after
- * the command timeout) with {@link StoreUnavailable}, which the limiters treat as "not limited",
- * and the outage is logged once, as is the recovery. The Lua scripts are (re)loaded on first use
- * after a failure, since `RedisStore` loads them only at init, which may fall in an outage.
+ * Both limits in one Redis round trip per request: one script reads the address's failures and,
+ * unless they refuse it, counts the request (a fixed window from the first hit, the counter
+ * expiring with it). Keys are `<prefix>:auth-failures:<address>` and `<prefix>:rate-limit:<key>`.
  */
-class FailOpenRedisStore implements Store {
-  private readonly inner: RedisStore;
-  private loaded: Promise<void> | null = null;
+const ADMIT_SCRIPT = `
+local max = tonumber(ARGV[2])
+if max > 0 then
+  local failures = tonumber(redis.call("GET", KEYS[1]) or "0")
+  if failures >= max then
+    local ttl = redis.call("PTTL", KEYS[1])
+    if ttl > 0 then return { -1, ttl } end
+  end
+end
+if ARGV[3] == "0" then return { 0, 0 } end
+local windowMs = tonumber(ARGV[1])
+local ttl = redis.call("PTTL", KEYS[2])
+if ttl <= 0 then
+  redis.call("SET", KEYS[2], 1, "PX", windowMs)
+  return { 1, windowMs }
+end
+return { redis.call("INCR", KEYS[2]), ttl }`;
+
+/** Counts a failed authentication, in a fixed window from the first. */
+const FAILURE_SCRIPT = `
+local windowMs = tonumber(ARGV[1])
+if redis.call("PTTL", KEYS[1]) <= 0 then
+  redis.call("SET", KEYS[1], 1, "PX", windowMs)
+else
+  redis.call("INCR", KEYS[1])
+end
+return 1`;
+
+type LimitRedis = Redis & {
+  admitRequest(
+    failures: string,
+    counter: string,
+    windowMs: number,
+    max: number,
+    count: 0 | 1,
+  ): Promise<[number, number]>;
+  recordAuthFailure(failures: string, windowMs: number): Promise<number>;
+};
+
+/**
+ * The Redis store, failing open: while Redis is unreachable every call answers "not limited" at
+ * once (or after the command timeout), and the outage is logged once, as is the recovery.
+ * ioredis sends the scripts by hash and loads them again after a Redis restart.
+ */
+class RedisLimitStore implements LimitStore {
+  private readonly redis: LimitRedis;
   private failing = false;
 
   constructor(
-    private readonly client: Redis,
-    readonly prefix: string,
+    redis: Redis,
+    private readonly prefix: string,
     private readonly windowMs: number,
+    private readonly failureMax: number,
     private readonly logger: Logger,
   ) {
-    this.inner = new RedisStore({
-      prefix,
-      sendCommand: (command: string, ...args: string[]) =>
-        client.call(command, ...args) as Promise<number | string | boolean | (number | string | boolean)[]>,
-    });
+    redis.defineCommand('admitRequest', { numberOfKeys: 2, lua: ADMIT_SCRIPT });
+    redis.defineCommand('recordAuthFailure', { numberOfKeys: 1, lua: FAILURE_SCRIPT });
+    this.redis = redis as LimitRedis;
   }
 
-  get(key: string): Promise<ClientRateLimitInfo | undefined> {
-    return this.guard((store) => store.get(key));
+  async admit(address: string, key: string | null): Promise<Admission> {
+    const reply = await this.guard(() =>
+      this.redis.admitRequest(
+        `${this.prefix}:auth-failures:${address}`,
+        `${this.prefix}:rate-limit:${key ?? ''}`,
+        this.windowMs,
+        this.failureMax,
+        key === null ? 0 : 1,
+      ),
+    );
+    if (!reply) return { refused: false };
+    const [hits, ttl] = reply.map(Number);
+    if (hits === -1) return { refused: true, retryAfterMs: ttl };
+    return key === null ? { refused: false } : { refused: false, hits, resetMs: ttl };
   }
 
-  increment(key: string): Promise<IncrementResponse> {
-    return this.guard((store) => store.increment(key));
+  async recordFailure(address: string): Promise<void> {
+    await this.guard(() =>
+      this.redis.recordAuthFailure(`${this.prefix}:auth-failures:${address}`, this.windowMs),
+    );
   }
 
-  decrement(key: string): Promise<void> {
-    return this.guard((store) => store.decrement(key));
-  }
-
-  resetKey(key: string): Promise<void> {
-    return this.guard((store) => store.resetKey(key));
-  }
-
-  private async guard<T>(work: (store: RedisStore) => Promise<T>): Promise<T> {
+  private async guard<T>(command: () => Promise<T>): Promise<T | undefined> {
     try {
-      if (this.client.status !== 'ready') throw new Error(`Redis connection is ${this.client.status}`);
-      this.loaded ??= this.inner.init({ windowMs: this.windowMs } as Options);
-      await this.loaded;
-      const result = await work(this.inner);
+      if (this.redis.status !== 'ready') throw new Error(`Redis connection is ${this.redis.status}`);
+      const result = await command();
       if (this.failing) {
         this.failing = false;
         this.logger.log('Redis is back: rate limits are enforced again');
       }
       return result;
     } catch (err) {
-      this.loaded = null;
       if (!this.failing) {
         this.failing = true;
         this.logger.warn(
           `Redis is unavailable (${err instanceof Error ? err.message : String(err)}): requests are not rate-limited until it is back`,
         );
       }
-      throw new StoreUnavailable('rate-limit store unavailable');
+      return undefined;
     }
   }
 }
 
-function memoryStore(windowMs: number): Store {
-  const store = new MemoryStore();
-  store.init({ windowMs } as Options);
-  return store;
+/** The in-process store (no `REDIS_URL`): two fixed-window counters of express-rate-limit. */
+class MemoryLimitStore implements LimitStore {
+  private readonly failures = new MemoryStore();
+  private readonly hits = new MemoryStore();
+
+  constructor(
+    private readonly failureMax: number,
+    windowMs: number,
+  ) {
+    this.failures.init({ windowMs } as Options);
+    this.hits.init({ windowMs } as Options);
+  }
+
+  async admit(address: string, key: string | null): Promise<Admission> {
+    if (this.failureMax > 0) {
+      const failed = await this.failures.get(address);
+      const resetMs = failed?.resetTime ? failed.resetTime.getTime() - Date.now() : 0;
+      if (failed && failed.totalHits >= this.failureMax && resetMs > 0)
+        return { refused: true, retryAfterMs: resetMs };
+    }
+    if (key === null) return { refused: false };
+    const { totalHits, resetTime } = await this.hits.increment(key);
+    return { refused: false, hits: totalHits, resetMs: resetTime ? resetTime.getTime() - Date.now() : 0 };
+  }
+
+  async recordFailure(address: string): Promise<void> {
+    await this.failures.increment(address);
+  }
+}
+
+/** The policy name of the RateLimit headers (draft 8), as express-rate-limit names it: `1200-in-1min`. */
+function policyName(limit: number, windowMs: number): string {
+  const seconds = windowMs / 1e3;
+  const minutes = seconds / 60;
+  const hours = minutes / 60;
+  const days = hours / 24;
+  let duration: string;
+  if (seconds < 60) duration = `${seconds}sec`;
+  else if (minutes < 60) duration = `${minutes}min`;
+  else if (hours < 24) duration = `${hours}hr${hours > 1 ? 's' : ''}`;
+  else duration = `${days}day${days > 1 ? 's' : ''}`;
+  return `${limit}-in-${duration}`;
+}
+
+const partitionKeys = new Map<string, string>();
+/** The `pk` of RateLimit-Policy: 12 hex digits of the key's SHA-256, base64 (remembered per key). */
+function partitionKey(key: string): string {
+  let pk = partitionKeys.get(key);
+  if (pk === undefined) {
+    pk = Buffer.from(createHash('sha256').update(key).digest('hex').slice(0, 12)).toString('base64');
+    if (partitionKeys.size >= 10_000) partitionKeys.clear();
+    partitionKeys.set(key, pk);
+  }
+  return pk;
 }
 
 /**
  * Two limits, counted in Redis under `QUEUE_PREFIX` when `REDIS_URL` is set (so every replica
- * shares them), else in process memory:
+ * shares them), else in process memory, both checked in one step per request (one Redis round
+ * trip):
  * - failed authentication per client address: once `AUTH_FAILURE_LIMIT_MAX` answers of 401 were
  *   sent to an address within the window, it gets 429 before any token is looked up, until the
  *   window passes (junk tokens would otherwise each get a budget of their own, and each cost a
- *   database lookup);
- * - requests per token (per client address without one): `RATE_LIMIT_MAX` per window.
+ *   database lookup); such a request does not count against the request limit;
+ * - requests per token (per client address without one): `RATE_LIMIT_MAX` per window, with the
+ *   `RateLimit` and `RateLimit-Policy` headers of the IETF draft 8 on every answer, and 429 with
+ *   `Retry-After` past it.
  * The probes are never limited. When Redis is unavailable, requests go on unlimited (logged).
  */
 export function configureRateLimits(app: NestExpressApplication, config: AppConfig): void {
   const { http } = config;
-  const windowMs = http.rateLimitWindowSeconds * 1000;
-  const logger = new Logger('RateLimit');
-  const redis = app.get(RateLimitRedis).connection();
-  const store = (name: string): Store =>
-    redis
-      ? new FailOpenRedisStore(redis, `${config.queue.prefix}:${name}:`, windowMs, logger)
-      : memoryStore(windowMs);
-
-  if (http.authFailureLimitMax > 0) {
-    app.use(authFailureLimit(store('auth-failures'), http.authFailureLimitMax));
-  }
-  if (http.rateLimitMax > 0) {
-    app.use(
-      rateLimit({
-        windowMs,
-        limit: http.rateLimitMax,
-        standardHeaders: 'draft-8',
-        legacyHeaders: false,
-        keyGenerator: rateLimitKey,
-        skip: (req) => PROBES.test(req.path),
-        store: store('rate-limit'),
-        passOnStoreError: true,
-        // The store logs outages itself; anything else is a misconfiguration worth seeing.
-        logger: {
-          warn: (...args: unknown[]) => logger.warn(args.map(String).join(' ')),
-          error: (err: unknown, ...rest: unknown[]) => {
-            if (!(err instanceof StoreUnavailable)) logger.error([err, ...rest].map(String).join(' '));
-          },
-        },
-        handler: (req, res) => tooManyRequests(req, res, 'Too many requests for this token'),
-      }),
-    );
-  }
+  if (http.authFailureLimitMax <= 0 && http.rateLimitMax <= 0) return;
+  app.use(
+    requestLimits({
+      windowMs: http.rateLimitWindowSeconds * 1000,
+      failureMax: http.authFailureLimitMax,
+      limit: http.rateLimitMax,
+      redis: app.get(RateLimitRedis).connection(),
+      prefix: config.queue.prefix,
+    }),
+  );
 }
 
-/** The 429 of both limits; the caller has set Retry-After (the limiter does it itself). */
+/** The middleware of {@link configureRateLimits}; `redis` null counts in process memory. */
+export function requestLimits(options: {
+  windowMs: number;
+  failureMax: number;
+  limit: number;
+  redis: Redis | null;
+  prefix: string;
+}) {
+  const { windowMs, failureMax, limit, redis } = options;
+  const store: LimitStore = redis
+    ? new RedisLimitStore(redis, options.prefix, windowMs, failureMax, new Logger('RateLimit'))
+    : new MemoryLimitStore(failureMax, windowMs);
+  const name = policyName(limit, windowMs);
+  const windowSeconds = Math.ceil(windowMs / 1000);
+
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (PROBES.test(req.path)) return next();
+    const address = addressKey(req);
+    const key = limit > 0 ? rateLimitKey(req) : null;
+    store.admit(address, key).then((admission) => {
+      if (admission.refused) {
+        res.setHeader('Retry-After', String(Math.max(1, Math.ceil(admission.retryAfterMs / 1000))));
+        tooManyRequests(req, res, 'Too many failed authentication attempts from this address');
+        return;
+      }
+      if (failureMax > 0) countFailures(res, () => store.recordFailure(address));
+      if (admission.hits !== undefined && key !== null) {
+        const resetSeconds = Math.max(0, Math.ceil((admission.resetMs ?? 0) / 1000));
+        res.append('RateLimit', `"${name}"; r=${Math.max(limit - admission.hits, 0)}; t=${resetSeconds}`);
+        res.append(
+          'RateLimit-Policy',
+          `"${name}"; q=${limit}; w=${windowSeconds}; pk=:${partitionKey(key)}:`,
+        );
+        if (admission.hits > limit) {
+          res.setHeader('Retry-After', String(resetSeconds));
+          tooManyRequests(req, res, 'Too many requests for this token');
+          return;
+        }
+      }
+      next();
+    }, next);
+  };
+}
+
+/** The 429 of both limits; the caller has set Retry-After. */
 function tooManyRequests(req: Request, res: Response, reason: string): void {
   sendError(req, res, errorBody(429, 'rate_limited', `${reason}; retry after the Retry-After delay`));
 }
 
 /**
- * Counts the 401 answers per client address. The count is written before the 401 leaves, so a
- * client never sees its answer before it is counted; a spent budget answers 429 with Retry-After
- * up front. Only failures count: any number of requests with a valid token never spend it.
+ * Counts a 401 answer as a failed authentication of the address before it leaves, so a client
+ * never sees its answer before it is counted. Only failures count: any number of requests with
+ * a valid token never spend the budget.
  */
-function authFailureLimit(store: Store, max: number): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction) => {
-    if (PROBES.test(req.path)) return next();
-    const key = addressKey(req);
-    void (async () => {
-      const info = await Promise.resolve(store.get!(key)).catch(() => undefined);
-      const resetMs = info?.resetTime ? info.resetTime.getTime() - Date.now() : 0;
-      if (info && info.totalHits >= max && resetMs > 0) {
-        res.setHeader('Retry-After', String(Math.max(1, Math.ceil(resetMs / 1000))));
-        tooManyRequests(req, res, 'Too many failed authentication attempts from this address');
-        return;
-      }
-      const end = res.end.bind(res) as (...args: unknown[]) => Response;
-      res.end = ((...args: unknown[]) => {
-        if (res.statusCode !== 401) return end(...args);
-        void Promise.resolve(store.increment(key))
-          .catch(() => undefined)
-          .finally(() => end(...args));
-        return res;
-      }) as Response['end'];
-      next();
-    })().catch(next);
-  };
+function countFailures(res: Response, record: () => Promise<void>): void {
+  const end = res.end.bind(res) as (...args: unknown[]) => Response;
+  res.end = ((...args: unknown[]) => {
+    if (res.statusCode !== 401) return end(...args);
+    void record()
+      .catch(() => undefined)
+      .finally(() => end(...args));
+    return res;
+  }) as Response['end'];
 }
