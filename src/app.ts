@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { NestFactory } from '@nestjs/core';
+import { ApplicationConfig, NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
@@ -24,9 +24,33 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
     abortOnError: false,
   });
   app.useLogger(app.get(Logger));
+  dropPassThroughEnhancers(app);
   configureApp(app, config);
   await app.init();
   return app;
+}
+
+/**
+ * nestjs-cls registers a global guard and a global interceptor even when it mounts neither
+ * (we open its context with each transaction, not per request): an object whose
+ * `canActivate` answers true and one whose `intercept` passes the call on. They change nothing,
+ * but a global interceptor puts every route through Nest's observable pipeline, a cost on every
+ * read. Removed before the routes are built (`app.init`); a test checks that only our own
+ * enhancers remain.
+ */
+export function dropPassThroughEnhancers(app: NestExpressApplication): void {
+  const config = app.get(ApplicationConfig);
+  const passThrough = (method: string) => (enhancer: object) =>
+    Object.getPrototypeOf(enhancer) === Object.prototype &&
+    Object.keys(enhancer).length === 1 &&
+    typeof (enhancer as Record<string, unknown>)[method] === 'function';
+  for (const [list, method] of [
+    [config.getGlobalInterceptors(), 'intercept'],
+    [config.getGlobalGuards(), 'canActivate'],
+  ] as const) {
+    const drop = passThrough(method);
+    for (let i = list.length - 1; i >= 0; i--) if (drop(list[i])) list.splice(i, 1);
+  }
 }
 
 /** Express conventions, global pipe and filter, OpenAPI document (built on first use) and Swagger UI. */

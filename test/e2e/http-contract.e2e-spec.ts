@@ -4,6 +4,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { ApplicationConfig } from '@nestjs/core';
 import { bearer, expectErrorShape, startApp, type TestApp } from '../support/app.js';
 
 describe('HTTP contract', () => {
@@ -145,6 +146,14 @@ describe('HTTP contract', () => {
     expect(res.headers['content-security-policy']).toContain("default-src 'self'");
     expect(res.headers['x-frame-options']).toBe('SAMEORIGIN');
     expect(res.headers['x-powered-by']).toBeUndefined();
+  });
+  it('puts reads through no interceptor: the global enhancers are our two guards only', () => {
+    const config = t.app.get(ApplicationConfig);
+    expect(config.getGlobalInterceptors()).toEqual([]);
+    expect(config.getGlobalGuards().map((g) => g.constructor.name)).toEqual([
+      'AccessGuard',
+      'QueryParamsGuard',
+    ]);
   });
 });
 
