@@ -34,14 +34,12 @@ const load = (rel) => import(pathToFileURL(path.join(DIST, rel)).href);
 
 const {
   Action,
-  builtInRoleActions,
   compileNamed,
   connectMatch,
   connectSpot,
   connectValues,
   DELETE_PLACEMENT_SQL,
   encodeCursor,
-  expandActions,
   findPlacement,
   hashToken,
   INSERT_PLACEMENT_SQL,
@@ -56,6 +54,7 @@ const {
   toReport,
   TOKEN_PATTERN,
   TOKEN_SQL,
+  toPrincipal,
   TOUCH_KEY_SQL,
   UPDATE_PLACEMENT_SQL,
   ViewBuffer,
@@ -199,18 +198,7 @@ async function authenticate(req) {
   if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() >= 60_000) {
     runSql(pool, TOUCH_KEY_SQL, { keyId: row.keyId }).catch(() => {});
   }
-  const actions = expandActions([...builtInRoleActions(row.defaultRoles), ...row.globalActions]);
-  const principal = {
-    userId: row.userId,
-    accountId: row.accountId,
-    email: row.email,
-    apiKeyId: row.keyId,
-    roleIds: row.roleIds,
-    groupIds: row.groupIds,
-    actions,
-    objectActions: expandActions(row.objectActions),
-    isAdmin: actions.has(Action.All),
-  };
+  const principal = toPrincipal(row);
   // @RequireObjectAction(Action.ReportRead) on every benchmarked route.
   if (!principal.actions.has(Action.ReportRead) && !principal.objectActions.has(Action.ReportRead)) {
     throw new ApiError(403, 'forbidden', 'This operation requires the ReportRead action');

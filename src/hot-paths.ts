@@ -8,6 +8,7 @@
  */
 export { Action, builtInRoleActions, expandActions } from './core/auth/action.js';
 export { hashToken, TOKEN_PATTERN } from './core/auth/token.js';
+export { toPrincipal } from './core/auth/token-principal.js';
 export { compileNamed } from './core/database/named-params.js';
 export { statementName } from './core/database/statement-name.js';
 export { encodeCursor, parseCursor } from './core/http/cursor.js';

@@ -40,6 +40,14 @@ describe('report counts', () => {
   });
 
   const as = (actor: Actor = t.admin) => bearer(actor.token);
+  /** Deletes a report of the deployment as the admin; answers the status. */
+  const remove = async (d: number, id: number) =>
+    (
+      await t
+        .http()
+        .delete(reportsPath(d, `/${id}`))
+        .set(as())
+    ).status;
   const list = (d: number, query: Record<string, unknown> = {}, actor: Actor = t.admin) =>
     t.http().get(reportsPath(d)).query(query).set(as(actor));
   const rows = async (d: number): Promise<number> =>
@@ -66,31 +74,10 @@ describe('report counts', () => {
     await newReport(t, t.admin, otherDep, { name: 'Elsewhere' });
     await expectExact(dep, 5);
     await expectExact(otherDep, 1);
-    expect(
-      (
-        await t
-          .http()
-          .delete(reportsPath(dep, `/${made[0].id}`))
-          .set(as())
-      ).status,
-    ).toBe(204);
+    expect(await remove(dep, made[0].id)).toBe(204);
     // A delete that finds nothing changes nothing.
-    expect(
-      (
-        await t
-          .http()
-          .delete(reportsPath(dep, `/${made[0].id}`))
-          .set(as())
-      ).status,
-    ).toBe(404);
-    expect(
-      (
-        await t
-          .http()
-          .delete(reportsPath(otherDep, `/${made[1].id}`))
-          .set(as())
-      ).status,
-    ).toBe(404);
+    expect(await remove(dep, made[0].id)).toBe(404);
+    expect(await remove(otherDep, made[1].id)).toBe(404);
     await expectExact(dep, 4);
     await expectExact(otherDep, 1);
   });

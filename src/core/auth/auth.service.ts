@@ -1,23 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Action, builtInRoleActions, expandActions } from './action.js';
 import type { Principal } from './principal.js';
 import { PrincipalCache, type ResolvedToken } from './principal-cache.js';
-import { PrincipalSource, type TokenPrincipalRow } from './principal-source.js';
+import { PrincipalSource } from './principal-source.js';
 import { hashToken, TOKEN_PATTERN } from './token.js';
+import { toPrincipal } from './token-principal.js';
 
 /** Writing `last_used_at` on every request would turn every read into a write. */
 const LAST_USED_RESOLUTION_MS = 60_000;
-
-/** `Type:Action` pairs as expanded actions by resource type. */
-function byType(pairs: readonly string[]): Map<string, ReadonlySet<Action>> {
-  const grouped = new Map<string, string[]>();
-  for (const pair of pairs) {
-    const at = pair.indexOf(':');
-    const type = pair.slice(0, at);
-    grouped.set(type, [...(grouped.get(type) ?? []), pair.slice(at + 1)]);
-  }
-  return new Map([...grouped].map(([type, actions]) => [type, expandActions(actions)]));
-}
 
 @Injectable()
 export class AuthService {
@@ -63,21 +52,4 @@ export class AuthService {
       .touch(resolved.principal.apiKeyId)
       .catch((err: unknown) => this.logger.warn(`could not record token use: ${String(err)}`));
   }
-}
-
-/** The principal of a token row: built-in roles and grants expanded into action sets. */
-function toPrincipal(row: TokenPrincipalRow): Principal {
-  const actions = expandActions([...builtInRoleActions(row.defaultRoles), ...row.globalActions]);
-  return {
-    userId: row.userId,
-    accountId: row.accountId,
-    email: row.email,
-    apiKeyId: row.keyId,
-    roleIds: row.roleIds,
-    groupIds: row.groupIds,
-    actions,
-    objectActions: expandActions(row.objectActions),
-    typeActions: byType(row.typeActions),
-    isAdmin: actions.has(Action.All),
-  };
 }
