@@ -1,18 +1,21 @@
-// Benchmarks the reports API on the database seeded by bench/seed.mjs against two plain
+// Benchmarks the reports API on the database seeded by bench/seed.mjs against plain
 // node:http + pg servers, side by side, and checks the targets:
 //   - bench/plain.mjs, the MINIMAL plain server (issue 17): the least work that answers the
 //     requests (token by its hash, the report joined with its placements, ...), its own SQL;
+//     run as `plain` (statements unnamed, the issue's yardstick) and `plain-prepared`;
 //   - bench/baseline.mjs, the earlier comparison: the service's OWN SQL and mapping on bare
 //     node:http + pg, so it measures what the framework costs and nothing else.
 //
 //   node bench/seed.mjs      # once: recreates the `bench` database, writes bench/.state.json
 //   node bench/run.mjs [--rounds 3] [--duration 10] [--connections 32] [--warmup 3]
 //                      [--scenarios get,list,deep,connect,disconnect] [--deep-rows 90000]
-//                      [--servers service,baseline,plain] [--node <node binary>] [--processes 1]
-//                      [--list-before 73]
+//                      [--servers service,baseline,plain,plain-prepared] [--node <node binary>]
+//                      [--processes 1] [--list-before 73] [--before <build dir>]
 //
-// --servers      which servers to run (a subset of service,baseline,plain); the targets need the
-//                service and the server they compare it with.
+// --servers      which servers to run (a subset of service,baseline,plain,plain-prepared); the
+//                targets need the service and the server they compare it with.
+// --before       an earlier build of the service (e.g. .build/old), run as the server `before`;
+//                the "list >= 2x" target then compares with it instead of --list-before.
 // --node         the node binary that runs ALL the servers (default: the one running this script);
 //                its version is printed and recorded. On Node 24+ the get-report target is >= 0.7.
 // --processes N  N processes of each server, each on its own port; the load is split over them (N
