@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
@@ -52,6 +55,8 @@ export function testConfig(
     AUTH_FAILURE_LIMIT_MAX: '100000',
     OUTBOX_RELAY_INTERVAL_MS: '500',
     SECRETS_KEY: randomBytes(32).toString('base64'),
+    // Each app keeps its deployments' git repositories in a directory of its own.
+    REPOS_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'platform-repos-')),
     ...env,
   });
 }

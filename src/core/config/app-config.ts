@@ -66,6 +66,28 @@ export interface UsageAnalyticsConfig {
   apiSecret: string;
 }
 
+/** Where deployments' data models live and how they are compiled. */
+export interface DataModelConfig {
+  /** The directory holding one bare git repository per deployment (REPOS_DIR). */
+  reposDir: string;
+  /** Longest a compile of a model may run before its child process is killed, ms. */
+  compileTimeoutMs: number;
+  /** Heap cap of the compiler's child process, MB. */
+  compileMemoryMb: number;
+  /** Largest model file accepted, bytes. */
+  maxFileBytes: number;
+  /** Most files one branch may hold. */
+  maxFiles: number;
+}
+
+/** The GitHub App this service acts as, and the API it talks to. */
+export interface GitHubConfig {
+  /** Base URL of GitHub's REST API (GITHUB_API_URL; GitHub Enterprise or a test server). */
+  apiUrl: string;
+  /** Null when no GitHub App is configured: discovery then answers `github_not_configured`. */
+  app: { id: number; privateKey: string; slug: string } | null;
+}
+
 export const ENV_KEYS = [
   'NODE_ENV',
   'PORT',
@@ -105,6 +127,15 @@ export const ENV_KEYS = [
   'USAGE_ANALYTICS_API_URL',
   'USAGE_ANALYTICS_DEPLOYMENT_ID',
   'USAGE_ANALYTICS_API_SECRET',
+  'REPOS_DIR',
+  'MODEL_COMPILE_TIMEOUT_MS',
+  'MODEL_COMPILE_MEMORY_MB',
+  'MODEL_MAX_FILE_BYTES',
+  'MODEL_MAX_FILES',
+  'GITHUB_API_URL',
+  'GITHUB_APP_ID',
+  'GITHUB_APP_PRIVATE_KEY',
+  'GITHUB_APP_SLUG',
 ] as const satisfies readonly (keyof EnvSchema)[];
 
 export class ConfigError extends Error {}
@@ -137,6 +168,8 @@ export class AppConfig {
   readonly secretsKeyIsDevelopmentDefault: boolean;
   /** Null when usage analytics is not configured (the token endpoint then answers 404). */
   readonly usageAnalytics: UsageAnalyticsConfig | null;
+  readonly dataModel: DataModelConfig;
+  readonly github: GitHubConfig;
 
   constructor(
     readonly role: ProcessRole,
@@ -229,6 +262,31 @@ export class AppConfig {
             apiSecret: env.USAGE_ANALYTICS_API_SECRET,
           }
         : null;
+    this.dataModel = {
+      reposDir: path.resolve(env.REPOS_DIR ?? path.join(this.database.dataDir, 'repos')),
+      compileTimeoutMs: env.MODEL_COMPILE_TIMEOUT_MS ?? 30_000,
+      compileMemoryMb: env.MODEL_COMPILE_MEMORY_MB ?? 512,
+      maxFileBytes: env.MODEL_MAX_FILE_BYTES ?? 1024 * 1024,
+      maxFiles: env.MODEL_MAX_FILES ?? 5_000,
+    };
+    const app = [env.GITHUB_APP_ID, env.GITHUB_APP_PRIVATE_KEY, env.GITHUB_APP_SLUG];
+    if (app.some((v) => v !== undefined) && !app.every((v) => v !== undefined)) {
+      throw new ConfigError(
+        'Invalid configuration:\n  GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY and GITHUB_APP_SLUG must be set together',
+      );
+    }
+    this.github = {
+      apiUrl: (env.GITHUB_API_URL ?? 'https://api.github.com').replace(/\/+$/, ''),
+      app:
+        env.GITHUB_APP_ID && env.GITHUB_APP_PRIVATE_KEY && env.GITHUB_APP_SLUG
+          ? {
+              id: env.GITHUB_APP_ID,
+              // PEM text passed through env files often has its line breaks escaped.
+              privateKey: env.GITHUB_APP_PRIVATE_KEY.replace(/\\n/g, '\n'),
+              slug: env.GITHUB_APP_SLUG,
+            }
+          : null,
+    };
     refuseUnreachableHttps(this);
   }
 

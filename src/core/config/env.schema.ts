@@ -105,4 +105,30 @@ export class EnvSchema {
   @IsString()
   @MinLength(32, { message: 'USAGE_ANALYTICS_API_SECRET must be at least 32 characters' })
   USAGE_ANALYTICS_API_SECRET?: string;
+
+  @IsOptional() @IsString() @MinLength(1) REPOS_DIR?: string;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1000) @Max(600000) MODEL_COMPILE_TIMEOUT_MS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(64) @Max(16384) MODEL_COMPILE_MEMORY_MB?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1024) @Max(104857600) MODEL_MAX_FILE_BYTES?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(100000) MODEL_MAX_FILES?: number;
+
+  @IsOptional()
+  @IsUrl(
+    { protocols: ['http', 'https'], require_protocol: true, require_tld: false },
+    { message: 'GITHUB_API_URL must be an http:// or https:// URL' },
+  )
+  GITHUB_API_URL?: string;
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'GITHUB_APP_ID must be a positive integer' })
+  @Min(1, { message: 'GITHUB_APP_ID must be a positive integer' })
+  GITHUB_APP_ID?: number;
+  @IsOptional()
+  @Matches(/-----BEGIN [A-Z ]*PRIVATE KEY-----/, {
+    message: 'GITHUB_APP_PRIVATE_KEY must be the PEM text of the GitHub App private key',
+  })
+  GITHUB_APP_PRIVATE_KEY?: string;
+  @IsOptional()
+  @Matches(/^[a-z0-9][a-z0-9-]{0,99}$/i, { message: 'GITHUB_APP_SLUG must be the GitHub App slug' })
+  GITHUB_APP_SLUG?: string;
 }

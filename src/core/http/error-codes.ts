@@ -64,13 +64,26 @@ export const ERROR_CODES = {
   embed_group_not_found: { status: 404, meaning: 'No such group in the embed tenant.' },
   embed_tenant_not_found: { status: 404, meaning: 'No such embed tenant.' },
   embed_user_not_found: { status: 404, meaning: 'No such embed user.' },
+  branch_not_found: { status: 404, meaning: 'No such branch of the deployment’s data model.' },
   folder_not_found: { status: 404, meaning: 'No such folder visible to the caller.' },
+  github_installation_not_found: {
+    status: 404,
+    meaning: 'No such installation of the GitHub App.',
+  },
+  github_repository_not_found: {
+    status: 404,
+    meaning: 'No such repository accessible to the GitHub App installation.',
+  },
   group_not_found: { status: 404, meaning: 'No such group in the account.' },
   oauth_integration_not_found: { status: 404, meaning: 'No such OAuth integration.' },
   oauth_token_not_found: { status: 404, meaning: 'The caller holds no token for that OAuth integration.' },
   oidc_token_config_not_found: { status: 404, meaning: 'No such OIDC token config.' },
   report_not_found: { status: 404, meaning: 'No such report visible to the caller.' },
   role_not_found: { status: 404, meaning: 'No such custom role.' },
+  upload_transaction_not_found: {
+    status: 404,
+    meaning: 'No such open upload transaction of the caller (finished, expired or never started).',
+  },
   user_attribute_not_found: { status: 404, meaning: 'No such user attribute.' },
   user_not_found: { status: 404, meaning: 'No such user in the account.' },
   workbook_not_found: { status: 404, meaning: 'No such workbook visible to the caller.' },
@@ -113,6 +126,64 @@ export const ERROR_CODES = {
   release_version_invalid: {
     status: 400,
     meaning: '`releaseChannelVersion` is not offered on the release channel.',
+  },
+
+  // Data model (git).
+  invalid_branch_name: {
+    status: 400,
+    meaning: 'A branch name is empty or not a valid git branch name (`git check-ref-format --branch`).',
+  },
+  branch_exists: { status: 409, meaning: 'A branch with that name exists.' },
+  deploy_branch_protected: {
+    status: 400,
+    meaning: 'The deploy branch cannot be deleted, written directly or made a staging environment.',
+  },
+  branch_not_writable: {
+    status: 400,
+    meaning: 'Files are written only on the caller’s personal dev-mode branch.',
+  },
+  not_in_dev_mode: { status: 400, meaning: 'The caller has no active dev-mode branch.' },
+  staging_not_allowed: {
+    status: 400,
+    meaning: 'Only shared branches (not personal dev branches or the deploy branch) have staging environments.',
+  },
+  invalid_path: {
+    status: 400,
+    meaning: 'A file path is empty, escapes the project (`..`, `.git`), or holds forbidden characters.',
+  },
+  file_not_found: { status: 400, meaning: 'A file to delete or rename does not exist on the branch.' },
+  file_exists: { status: 400, meaning: 'A rename target exists already.' },
+  file_too_large: { status: 400, meaning: 'A file is larger than `MODEL_MAX_FILE_BYTES`.' },
+  too_many_files: { status: 400, meaning: 'The branch would hold more than `MODEL_MAX_FILES` files.' },
+  nothing_to_merge: { status: 400, meaning: 'The branch has no parent branch to merge into.' },
+  merge_conflict: {
+    status: 409,
+    meaning: 'The merge conflicts; the message lists the conflicting files; nothing changed.',
+  },
+  merge_not_allowed: {
+    status: 403,
+    meaning: 'Merging into the deploy branch is turned off for the deployment (`deployBranchMergeAllowed`).',
+  },
+  upload_hash_mismatch: {
+    status: 400,
+    meaning: 'An upload `finish` lists a hash whose content was neither uploaded nor already on the branch.',
+  },
+  remote_not_connected: { status: 400, meaning: 'The deployment has no connected git repository.' },
+  remote_failed: {
+    status: 502,
+    meaning: 'The connected git repository refused or failed a fetch or push; the message says why.',
+  },
+  github_not_configured: {
+    status: 503,
+    meaning: 'No GitHub App is configured (`GITHUB_APP_ID`, `GITHUB_APP_PRIVATE_KEY`, `GITHUB_APP_SLUG`).',
+  },
+  github_unavailable: {
+    status: 502,
+    meaning: 'GitHub’s API failed or could not be reached; retry shortly.',
+  },
+  compiler_unavailable: {
+    status: 503,
+    meaning: 'The model compiler could not be started; retry shortly.',
   },
 
   // Workspace: folders, workbooks, dashboards.
