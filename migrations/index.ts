@@ -9,6 +9,7 @@ import { JobLeases1764200000020 } from './1764200000020-JobLeases.js';
 import { JobRuns1764200000400 } from './1764200000400-JobRuns.js';
 import { ReportCounts1764300000000 } from './1764300000000-ReportCounts.js';
 import { PrincipalChanges1764300000100 } from './1764300000100-PrincipalChanges.js';
+import { DataModel1764400000000 } from './1764400000000-DataModel.js';
 
 /** Every migration, in order. Listed explicitly: ESM builds cannot rely on globbing. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   JobRuns1764200000400,
   ReportCounts1764300000000,
   PrincipalChanges1764300000100,
+  DataModel1764400000000,
 ];

@@ -19,6 +19,7 @@ import { ScimModule } from './modules/scim/scim.module.js';
 import { SettingsModule } from './modules/settings/settings.module.js';
 import { UsageModule } from './modules/usage/usage.module.js';
 import { UserAttributesModule } from './modules/user-attributes/user-attributes.module.js';
+import { DataModelModule } from './modules/data-model/data-model.module.js';
 
 /** The core plus every domain module. The API, the worker and the CLI all start from this. */
 @Module({})
@@ -48,6 +49,7 @@ export class AppModule {
         IntegrationsModule,
         UsageModule,
         ScimModule,
+        DataModelModule,
       ],
     };
   }

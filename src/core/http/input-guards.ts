@@ -23,13 +23,23 @@ function carriesBody(req: Request): boolean {
   return length !== undefined && length !== '0' && Number(length) !== 0;
 }
 
+/** Routes (by path) that take `multipart/form-data`, registered by the module that serves them. */
+const multipartRoutes: RegExp[] = [];
+
+/** Lets requests whose path matches `pattern` send `multipart/form-data` (file uploads). */
+export function acceptMultipartOn(pattern: RegExp): void {
+  if (!multipartRoutes.some((p) => p.source === pattern.source)) multipartRoutes.push(pattern);
+}
+
 /**
- * Refuses a body that is not JSON with 415, before it is read: the JSON parser skips other media
+ * Refuses a body that is not JSON with 415, before it is read (multipart bodies only on the
+ * routes registered with {@link acceptMultipartOn}): the JSON parser skips other media
  * types, so such a body would otherwise reach the handler as `{}` and create things. A request
  * without a body needs no Content-Type.
  */
 export function requireJsonBody(req: Request, res: Response, next: NextFunction): void {
   if (!carriesBody(req) || req.is(JSON_MEDIA_TYPES)) return next();
+  if (req.is('multipart/form-data') && multipartRoutes.some((p) => p.test(req.path))) return next();
   sendError(
     req,
     res,

@@ -14,6 +14,17 @@ export const API_TAGS = [
   },
   { name: 'Regions', description: 'The regions a deployment can run in.' },
   {
+    name: 'Data Model',
+    description:
+      'A deployment’s data model on git: files, uploads, dev mode, branches, commits, merges, validation, ' +
+      'and the connected GitHub repository.',
+  },
+  {
+    name: 'GitHub',
+    description:
+      'The GitHub App: its installations, and the repositories and branches they reach, for connecting a deployment to a repository.',
+  },
+  {
     name: 'Workspace',
     description:
       'The content tree of a deployment (folders, workbooks, reports) in one listing; move and delete in bulk.',

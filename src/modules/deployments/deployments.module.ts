@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { declareJobs } from '../../core/queue/job-definition.js';
-import { BUILD_JOB, DeploymentBuildJob } from './deployment-build.job.js';
+import { DeploymentLifecycle } from './deployment-lifecycle.js';
 import {
   DeploymentCreationController,
   DeploymentsController,
@@ -9,22 +8,18 @@ import {
 } from './deployments.controller.js';
 import { DeploymentsRepository } from './deployments.repository.js';
 import { DeploymentsService } from './deployments.service.js';
-import { DeploymentBuild } from './entities/deployment-build.entity.js';
 import { Deployment } from './entities/deployment.entity.js';
 import { Region } from './entities/region.entity.js';
 import { RegionsService } from './regions.service.js';
 
-/** Deployments (the root resource), their builds (the `deployment.build` job), and the region catalogue. */
+/**
+ * Deployments (the root resource) and the region catalogue. What hangs from a deployment (its
+ * data model, builds) plugs into {@link DeploymentLifecycle}.
+ */
 @Module({
-  imports: [TypeOrmModule.forFeature([Deployment, DeploymentBuild, Region])],
+  imports: [TypeOrmModule.forFeature([Deployment, Region])],
   controllers: [DeploymentsController, DeploymentCreationController, RegionsController],
-  providers: [
-    DeploymentsRepository,
-    DeploymentsService,
-    RegionsService,
-    DeploymentBuildJob,
-    declareJobs(BUILD_JOB),
-  ],
-  exports: [DeploymentsService],
+  providers: [DeploymentsRepository, DeploymentsService, RegionsService, DeploymentLifecycle],
+  exports: [DeploymentsService, DeploymentLifecycle],
 })
 export class DeploymentsModule {}

@@ -39,15 +39,6 @@ export interface NewDeployment {
   targetPlatform: string | null;
 }
 
-export interface BuildRow {
-  id: number;
-  accountId: number;
-  deploymentId: number;
-  branch: string;
-  trigger: string;
-  runId: string;
-}
-
 const COLUMNS = `d.id, d.name, d.creation_step AS "creationStep", d.cloud_provider AS "cloudProvider", d.region,
   d.creation_method AS "creationMethod", d.deploy_mode AS "deployMode", d.is_managed AS "isManaged",
   d.target_platform AS "targetPlatform", d.release_channel AS "releaseChannel",
@@ -58,7 +49,7 @@ const COLUMNS = `d.id, d.name, d.creation_step AS "creationStep", d.cloud_provid
   d.deploy_project_root AS "deployProjectRoot"`;
 
 /**
- * All SQL on this module's tables: `deployments`, `deployment_builds` and `regions`. Every call
+ * All SQL on this module's tables: `deployments` and `regions`. Every call
  * joins the current unit of work (`Database`).
  */
 @Injectable()
@@ -166,37 +157,25 @@ export class DeploymentsRepository {
     );
   }
 
+  /** Sets where the data model is served from (the deploy branch and project root). */
+  async setGitSettings(
+    accountId: number,
+    id: number,
+    settings: { deployBranchName: string; deployProjectRoot: string; creationMethod: string | null },
+  ): Promise<void> {
+    await this.db.query(
+      `UPDATE deployments SET deploy_branch_name = :deployBranchName, deploy_project_root = :deployProjectRoot,
+         creation_method = :creationMethod, updated_at = now()
+       WHERE account_id = :accountId AND id = :id`,
+      { accountId, id, ...settings },
+    );
+  }
+
   async delete(accountId: number, id: number): Promise<void> {
     await this.db.query(`DELETE FROM deployments WHERE account_id = :accountId AND id = :id`, {
       accountId,
       id,
     });
-  }
-
-  // --- Builds -------------------------------------------------------------------------------------
-
-  /** An id for a build about to be inserted (its run's payload names it first). */
-  async nextBuildId(): Promise<number> {
-    const row = await this.db.one<{ id: number }>(
-      `SELECT nextval(pg_get_serial_sequence('deployment_builds', 'id'))::int AS id`,
-    );
-    return row!.id;
-  }
-
-  async insertBuild(build: BuildRow): Promise<void> {
-    await this.db.query(
-      `INSERT INTO deployment_builds (id, account_id, deployment_id, branch, trigger, run_id)
-       VALUES (:id, :accountId, :deploymentId, :branch, :trigger, :runId)`,
-      { ...build },
-    );
-  }
-
-  findBuild(id: number): Promise<BuildRow | undefined> {
-    return this.db.one<BuildRow>(
-      `SELECT id, account_id AS "accountId", deployment_id AS "deploymentId", branch, trigger, run_id AS "runId"
-       FROM deployment_builds WHERE id = :id`,
-      { id },
-    );
   }
 
   // --- Regions ------------------------------------------------------------------------------------

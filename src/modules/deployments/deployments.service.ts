@@ -16,7 +16,7 @@ import {
 import { JobQueue } from '../../core/queue/job-queue.service.js';
 import { JobRuns } from '../../core/queue/job-runs.service.js';
 import { RELEASE_CHANNEL_VERSIONS, type ReleaseChannel } from './deployment.constants.js';
-import { BUILD_JOB, deploymentOwner } from './deployment-build.job.js';
+import { DeploymentLifecycle } from './deployment-lifecycle.js';
 import { deploymentsError } from './deployments.errors.js';
 import { DeploymentsRepository, type DeploymentRow } from './deployments.repository.js';
 import type {
@@ -40,6 +40,20 @@ function mergeVariables(
   return out;
 }
 
+/** The owner key of a deployment's job runs (builds, syncs), to list and forget them. */
+export const deploymentOwner = (deploymentId: number): string => `deployment:${deploymentId}`;
+
+/** Where a deployment's data model is served from. */
+export interface DeploymentGitSettings {
+  id: number;
+  name: string;
+  creationMethod: string | null;
+  deployBranchName: string;
+  deployBranchReadOnly: boolean;
+  deployBranchMergeAllowed: boolean;
+  deployProjectRoot: string;
+}
+
 /** `name` is trimmed before it is stored, so a name of only whitespace would be stored empty. */
 function assertNameNotBlank(name: string): void {
   if (name.trim() === '') throw coreError('validation_failed', ['name must not be blank']);
@@ -54,6 +68,7 @@ export class DeploymentsService implements OnModuleInit {
     private readonly jobs: JobQueue,
     private readonly runs: JobRuns,
     private readonly config: AppConfig,
+    private readonly lifecycle: DeploymentLifecycle,
   ) {}
 
   onModuleInit(): void {
@@ -92,7 +107,10 @@ export class DeploymentsService implements OnModuleInit {
     return this.toDeployment(await this.row(actor.accountId, id));
   }
 
-  /** Creates the deployment and queues its first build; 503 before any write if the queue is down. */
+  /**
+   * Creates the deployment; the modules hanging from it set it up in the same unit of work (the
+   * data model queues its first build). 503 before any write if the queue is down.
+   */
   async create(actor: Principal, dto: CreateDeploymentDto): Promise<DeploymentDto> {
     assertNameNotBlank(dto.name);
     this.jobs.assertAvailable();
@@ -109,7 +127,12 @@ export class DeploymentsService implements OnModuleInit {
         isManaged: dto.isManaged,
         targetPlatform: dto.targetPlatform,
       });
-      await this.queueBuild(actor.accountId, deployment, 'creation');
+      await this.lifecycle.created({
+        id: deployment.id,
+        accountId: actor.accountId,
+        creationMethod: deployment.creationMethod,
+        deployBranchName: deployment.deployBranchName,
+      });
       return deployment;
     });
     return this.toDeployment(row);
@@ -147,31 +170,14 @@ export class DeploymentsService implements OnModuleInit {
     return this.toSettings(row);
   }
 
-  /** Deletes the deployment with its builds, their runs and the grants on it. */
+  /** Deletes the deployment with everything hanging from it, its runs and the grants on it. */
   async remove(actor: Principal, id: number): Promise<void> {
     await this.access.requireAccess(actor, 'Deployment', id, Action.DeploymentDelete);
     await this.db.transaction(async () => {
       await this.access.forget(actor.accountId, 'Deployment', [id]);
       await this.runs.forgetOwner(deploymentOwner(id));
+      await this.lifecycle.deleted(actor.accountId, id);
       await this.repository.delete(actor.accountId, id);
-    });
-  }
-
-  /** Records a build of the deployment's branch and its run; the job is dispatched after commit. */
-  private async queueBuild(accountId: number, deployment: DeploymentRow, trigger: string): Promise<void> {
-    const buildId = await this.repository.nextBuildId();
-    const { runId } = await this.jobs.enqueue(
-      BUILD_JOB,
-      { buildId },
-      { accountId, owner: deploymentOwner(deployment.id) },
-    );
-    await this.repository.insertBuild({
-      id: buildId,
-      accountId,
-      deploymentId: deployment.id,
-      branch: deployment.deployBranchName,
-      trigger,
-      runId: runId!,
     });
   }
 
@@ -199,6 +205,34 @@ export class DeploymentsService implements OnModuleInit {
   /** 404 `deployment_not_found` unless deployment `id` belongs to the account. */
   async requireInAccount(accountId: number, id: number): Promise<void> {
     if (!(await this.repository.exists(accountId, id))) throw notFound('Deployment', id);
+  }
+
+  /** Where the deployment's data model is served from, or 404 `deployment_not_found`. */
+  async gitSettings(accountId: number, id: number): Promise<DeploymentGitSettings> {
+    const row = await this.row(accountId, id);
+    return {
+      id: row.id,
+      name: row.name,
+      creationMethod: row.creationMethod,
+      deployBranchName: row.deployBranchName,
+      deployBranchReadOnly: row.deployBranchReadOnly,
+      deployBranchMergeAllowed: row.deployBranchMergeAllowed,
+      deployProjectRoot: row.deployProjectRoot,
+    };
+  }
+
+  /** Points the deployment at a deploy branch and project root (a connected repository's). */
+  async setGitSettings(
+    accountId: number,
+    id: number,
+    settings: { deployBranchName: string; deployProjectRoot: string; creationMethod: string | null },
+  ): Promise<void> {
+    await this.repository.setGitSettings(accountId, id, settings);
+  }
+
+  /** The deployment in the `Deployment` shape, or 404. */
+  async describe(accountId: number, id: number): Promise<DeploymentDto> {
+    return this.toDeployment(await this.row(accountId, id));
   }
 
   /** The deployment, or 404; `lock` holds its row for the rest of the unit of work. */

@@ -1,0 +1,264 @@
+/**
+ * The compile child: one process per compile, started by ModelCompiler (model-compiler.ts). It
+ * reads a {@link ChildInput} from standard input, compiles the files with Cube's schema compiler,
+ * writes a {@link ChildOutput} to {@link RESULT_FD} and exits.
+ *
+ * It runs untrusted code: a JS model executes in a `vm` context the compiler does not isolate
+ * (`this.constructor.constructor('return process')()` reaches the host). So it runs with an empty
+ * environment, a heap cap, the Node permission model (reads limited to node_modules and this
+ * directory; no child processes, addons or file writes) and the function constructors closed
+ * (below); the parent kills it when its time is up. Layers, not a sandbox: were `process` reached
+ * some other way, the permission model covers neither the network nor signals.
+ */
+import childProcess, { type SpawnSyncReturns } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import type { PrepareCompilerOptions } from '@cubejs-backend/schema-compiler';
+import {
+  EXIT_COMPILER_MISSING,
+  RESULT_FD,
+  type ChildFile,
+  type ChildInput,
+  type ChildOutput,
+} from './protocol.js';
+
+type SchemaCompiler = typeof import('@cubejs-backend/schema-compiler');
+type ChildError = ChildOutput['errors'][number];
+
+/** The parts of the compiler's ErrorReporter used here (`file` is protected in its types). */
+interface Reporter {
+  file: ChildFile | null;
+  inFile(file: ChildFile): void;
+  exitFile(): void;
+  getErrors(): { message: string; fileName?: string }[];
+}
+
+/** The private parts of DataSchemaCompiler this child relies on (pinned version: see the tests). */
+interface CompilerInternals {
+  errorsReporter?: Reporter;
+  compileJsFile?: (file: ChildFile, reporter: Reporter, options?: unknown) => void;
+}
+
+/** The shape of /meta's cube entries, as far as counting them goes. */
+interface MetaMember {
+  isVisible?: boolean;
+}
+interface MetaCube {
+  config: { measures?: MetaMember[]; dimensions?: MetaMember[]; segments?: MetaMember[] };
+}
+
+const JINJA_UNSUPPORTED = "Jinja templates are not supported by this service's compiler";
+
+/**
+ * Without the native extension (its binary is a GitHub download we do not allow), every compile
+ * still asks the native Jinja engine for an instance; this stub answers, and fails only if a
+ * template is actually rendered. ModelCompiler never sends Jinja or globals.py, so it should not.
+ */
+const nativeInstance = {
+  newJinjaEngine: () => ({
+    loadTemplate: () => {
+      throw new Error(JINJA_UNSUPPORTED);
+    },
+    renderTemplate: () => {
+      throw new Error(JINJA_UNSUPPORTED);
+    },
+  }),
+  loadPythonContext: () => {
+    throw new Error("Python (globals.py) is not supported by this service's compiler");
+  },
+};
+
+/**
+ * Closes the one well-known way out of the compiler's `vm`: the host's function constructors,
+ * reached through any host object (`this.constructor.constructor`, `cube.constructor`, an async
+ * method's constructor). The compiler itself calls `new Function` directly, which stays open; a
+ * process-wide `--disallow-code-generation-from-strings` would break its views. Called after the
+ * compiler is loaded, before any model code runs.
+ */
+function closeFunctionConstructors(): void {
+  const refuse = (): never => {
+    throw new EvalError('Code generation is not allowed in a data model');
+  };
+  const samples = [function () {}, async function () {}, function* () {}, async function* () {}];
+  for (const sample of samples) {
+    Object.defineProperty(Object.getPrototypeOf(sample), 'constructor', {
+      value: refuse,
+      writable: false,
+      configurable: false,
+    });
+  }
+}
+
+function messageOf(error: unknown): string {
+  // Not `instanceof Error`: an error thrown by a model comes from the vm's realm, with its own Error.
+  const message = (error as { message?: unknown } | null)?.message;
+  const text = typeof message === 'string' ? message : String(error);
+  // Code frames are coloured when the compiler thinks it writes to a terminal.
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\u001b\[[0-9;]*m/g, '').trim();
+}
+
+/** Cube's own wording for a JS syntax error (DataSchemaCompiler.transpileJsFile). */
+function syntaxErrorMessage(error: unknown, content: string): string {
+  const loc = (error as { loc?: { line?: number; column?: number } }).loc;
+  const line = content.split('\n')[(loc?.line ?? 1) - 1] ?? '';
+  return `Syntax error during parsing: ${messageOf(error)}:\n${line}\n${' '.repeat(loc?.column ?? 0)}^`;
+}
+
+/**
+ * A YAML or JS file that does not parse makes the compiler throw one error without a file name
+ * (YAML) or report one without it (JS), and a YAML error aborts the whole compile. Parsing each
+ * file first with the parsers the compiler uses names the file, and the other files still compile.
+ */
+function preParse(
+  files: ChildFile[],
+  compilerRequire: NodeJS.Require,
+): { parsed: ChildFile[]; errors: ChildError[] } {
+  const yaml = compilerRequire('js-yaml') as { load(text: string): unknown };
+  const babel = compilerRequire('@babel/parser') as { parse(code: string, options: object): unknown };
+  const parsed: ChildFile[] = [];
+  const errors: ChildError[] = [];
+  for (const file of files) {
+    try {
+      if (file.fileName.endsWith('.js')) {
+        // The options of the compiler's own transpiler (transpilers/transpiler_worker.js).
+        babel.parse(file.content, {
+          sourceFilename: file.fileName,
+          sourceType: 'module',
+          plugins: ['objectRestSpread'],
+        });
+      } else {
+        yaml.load(file.content);
+      }
+      parsed.push(file);
+    } catch (error) {
+      const message = file.fileName.endsWith('.js')
+        ? syntaxErrorMessage(error, file.content)
+        : messageOf(error);
+      errors.push({ fileName: file.fileName, message });
+    }
+  }
+  return { parsed, errors };
+}
+
+/**
+ * Errors the compiler reports while a file's code runs (`require('fs')`, a throw at the top level)
+ * carry no file name: report them under the file being run. compileJsFile also runs required
+ * local files, so the previous file is restored afterwards.
+ */
+function attributeRunErrors(compiler: CompilerInternals): void {
+  const compileJsFile = compiler.compileJsFile?.bind(compiler);
+  if (!compileJsFile) return;
+  compiler.compileJsFile = (file, reporter, options) => {
+    const outer = reporter.file;
+    reporter.inFile(file);
+    try {
+      compileJsFile(file, reporter, options);
+    } finally {
+      if (outer) reporter.inFile(outer);
+      else reporter.exitFile();
+    }
+  };
+}
+
+/**
+ * What /meta would list: cubes and views alike (they share its `cubes` array), less those with no
+ * visible member, which /meta leaves out (`public: false`, or every member hidden).
+ */
+function countListed(cubes: MetaCube[]): number {
+  const visible = (members: MetaMember[] | undefined) => (members ?? []).some((m) => m.isVisible);
+  return cubes.filter(({ config: c }) => visible(c.measures) || visible(c.dimensions) || visible(c.segments))
+    .length;
+}
+
+async function compile(input: ChildInput, cube: SchemaCompiler): Promise<ChildOutput> {
+  const { parsed, errors } = preParse(input.files, createRequire(input.compilerEntry));
+  const repository = {
+    localPath: () => process.cwd(),
+    dataSchemaFiles: () => Promise.resolve(parsed),
+  };
+  const options = {
+    // A structural stub of the NativeInstance class (which has private fields).
+    nativeInstance: nativeInstance as unknown as PrepareCompilerOptions['nativeInstance'],
+    // As a request with an empty security context: COMPILE_CONTEXT.securityContext.x is undefined.
+    compileContext: { securityContext: {} },
+    // Collect the reporter's errors instead of one CompileError that joins them into a string.
+    omitErrors: true,
+    errorReport: { logger: () => undefined },
+  };
+  const compilers = cube.prepareCompiler(repository, options);
+  const internals = compilers.compiler as unknown as CompilerInternals;
+  attributeRunErrors(internals);
+  closeFunctionConstructors();
+
+  const thrown: ChildError[] = [];
+  try {
+    await compilers.compiler.compile();
+  } catch (error) {
+    thrown.push({ message: messageOf(error) });
+  }
+
+  // Errors found while checking a cube or view are prefixed "<name> cube: ": name its file.
+  const fileOfCube = new Map(compilers.cubeEvaluator.cubeList.map((c) => [c.name, c.fileName as string]));
+  const named = (e: { message: string; fileName?: string }): ChildError => {
+    const message = messageOf(e.message);
+    const fileName =
+      e.fileName ?? fileOfCube.get(/^([A-Za-z_$][\w$]*) cube(?::| ->)/.exec(message)?.[1] ?? '');
+    return fileName ? { fileName, message } : { message };
+  };
+  const all = [...errors, ...(internals.errorsReporter?.getErrors() ?? []), ...thrown].map(named);
+  return {
+    errors: all,
+    cubesCount: all.length === 0 ? countListed(compilers.metaTransformer.cubes) : 0,
+  };
+}
+
+/** A blocking write of the whole text (the pipe may take it in pieces). */
+function writeAll(fd: number, text: string): void {
+  const bytes = Buffer.from(text);
+  let offset = 0;
+  while (offset < bytes.length) {
+    try {
+      offset += fs.writeSync(fd, bytes, offset);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+    }
+  }
+}
+
+function loadCompiler(entry: string): SchemaCompiler | null {
+  // @cubejs-backend/shared probes the C library by spawning getconf/ldd when the compiler loads;
+  // the permission model refuses child processes (on purpose). The answer only matters to Jinja.
+  const noSpawn = (): SpawnSyncReturns<string> => ({
+    pid: 0,
+    output: [],
+    stdout: '',
+    stderr: '',
+    status: 0,
+    signal: null,
+  });
+  Object.assign(childProcess, { spawnSync: noSpawn });
+  // The compiler would start (CPUs - 1) transpiler threads, each with a heap of the same cap. One
+  // bounds the memory: on 2 cores a 50-cube model took as long with 1, 2 or 3 (bench/compile.mjs),
+  // and each thread more cost ~70 MB.
+  process.env.CUBEJS_TRANSPILATION_WORKER_THREADS_COUNT = '1';
+  try {
+    return createRequire(import.meta.url)(entry) as SchemaCompiler;
+  } catch (error) {
+    process.stderr.write(`cannot load the schema compiler: ${messageOf(error)}\n`);
+    return null;
+  }
+}
+
+async function main(): Promise<void> {
+  const input = JSON.parse(fs.readFileSync(0, 'utf8')) as ChildInput;
+  const cube = loadCompiler(input.compilerEntry);
+  if (!cube) process.exit(EXIT_COMPILER_MISSING);
+  const output = await compile(input, cube);
+  writeAll(RESULT_FD, JSON.stringify(output));
+  // Explicitly: after an error the compiler's transpiler threads are never terminated, and they
+  // would keep this process alive until the parent's kill timer.
+  process.exit(0);
+}
+
+await main();

@@ -1,0 +1,565 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Post,
+  Put,
+  Query,
+  UploadedFile,
+  UseFilters,
+  UseInterceptors,
+} from '@nestjs/common';
+import { FileInterceptor } from '@nestjs/platform-express';
+import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Action } from '../../core/auth/action.js';
+import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { IdParam } from '../../core/http/id.pipe.js';
+import { PageQueryDto, type Page } from '../../core/http/pagination.js';
+import { StringField } from '../../core/http/validation.js';
+import type { DeploymentDto } from '../deployments/dto/deployment.dto.js';
+import { DeploymentDto as DeploymentResponse } from '../deployments/dto/deployment.dto.js';
+import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js';
+import {
+  BranchEnvelopeDto,
+  BranchesDto,
+  BuildStatusDto,
+  BuildStatusQueryDto,
+  CommitDto,
+  ConnectGitHubDto,
+  CreateBranchDto,
+  DeleteBranchQueryDto,
+  DevBranchDto,
+  FileHashDto,
+  ListFilesQueryDto,
+  MergeDto,
+  MergeResponseDto,
+  MergeToDefaultDto,
+  PullDto,
+  PullResponseDto,
+  RemoveFilesDto,
+  RenameFilesDto,
+  SourceTreeDto,
+  StagingEnvironmentDto,
+  StartDevModeDto,
+  UpdateFilesDto,
+  UploadFileResponseDto,
+  UploadFinishDto,
+  UploadFinishResponseDto,
+  UploadQueryDto,
+  UploadStartDto,
+  ValidateQueryDto,
+  ValidationResponseDto,
+  WriteResponseDto,
+  type BranchDto,
+  type FileNodeDto,
+} from './dto/data-model.dto.js';
+import { ModelBranches } from './model-branches.service.js';
+import { ModelBuilds } from './model-builds.js';
+import { ModelFiles } from './model-files.service.js';
+import { ModelUploads } from './model-uploads.service.js';
+
+/** The form fields of `POST .../upload/file` besides the file. */
+export class UploadFileFieldsDto {
+  @StringField({ minLength: 1, maxLength: 1024, description: 'The transaction id, or {"id": ...} as JSON' })
+  transaction: string;
+
+  @StringField({ minLength: 1, maxLength: 1024, example: 'model/cubes/orders.yml' }) fileName: string;
+}
+
+const OK = { success: true } as const;
+const WRITE_ERRORS = [
+  'validation_failed',
+  'deployment_not_found',
+  'branch_not_found',
+  'branch_not_writable',
+  'not_in_dev_mode',
+  'invalid_path',
+  'invalid_branch_name',
+] as const;
+
+/** Paging of a list whose items are served whole: `items` and the deprecated `data`. */
+function legacy<T>(page: Page<T>): Page<T> & { data: T[] } {
+  return { ...page, data: page.items };
+}
+
+@ApiTags('Data Model')
+@UseFilters(DeploymentScopeFilter)
+@Controller('build/api/v1/deployments/:deploymentId')
+export class DataModelController {
+  constructor(
+    private readonly files: ModelFiles,
+    private readonly uploads: ModelUploads,
+    private readonly branches: ModelBranches,
+  ) {}
+
+  // --- Files ------------------------------------------------------------------------------------
+
+  @Get('data-model/files')
+  @RequireObjectAction(Action.SchemaRead)
+  @ApiOperation({
+    summary: 'The file tree of a branch',
+    description:
+      'Nodes `{path, type, content?, children}` with absolute paths. `first`/`after` page the top-level ' +
+      'nodes; without `first` the whole tree comes back. Your own dev branch shows your pending changes.',
+  })
+  @ApiOkResponse({ type: SourceTreeDto })
+  @ApiErrors('validation_failed', 'invalid_cursor', 'deployment_not_found', 'branch_not_found')
+  async listFiles(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Query() query: ListFilesQueryDto,
+  ): Promise<Page<FileNodeDto> & { data: FileNodeDto[] }> {
+    return legacy(await this.files.list(actor, id, query));
+  }
+
+  @Put('data-model/files')
+  @RequireObjectAction(Action.SchemaUpdateDevBranches)
+  @ApiOperation({
+    summary: 'Write files on your dev branch',
+    description:
+      'Creates or replaces files as pending changes of your personal dev-mode branch (other branches ' +
+      'are refused); `POST /commit` records them. Paths may start with a slash or not.',
+  })
+  @ApiOkResponse({ type: WriteResponseDto })
+  @ApiErrors(...WRITE_ERRORS, 'file_too_large', 'too_many_files')
+  async updateFiles(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Body() dto: UpdateFilesDto,
+  ): Promise<WriteResponseDto> {
+    await this.files.write(actor, id, dto);
+    return OK;
+  }
+
+  @Delete('data-model/files')
+  @RequireObjectAction(Action.SchemaUpdateDevBranches)
+  @ApiOperation({ summary: 'Remove files from your dev branch (pending until committed)' })
+  @ApiOkResponse({ type: WriteResponseDto })
+  @ApiErrors(...WRITE_ERRORS, 'file_not_found')
+  async removeFiles(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Body() dto: RemoveFilesDto,
+  ): Promise<WriteResponseDto> {
+    await this.files.remove(actor, id, dto);
+    return OK;
+  }
+
+  @Post('data-model/files/rename')
+  @HttpCode(200)
+  @RequireObjectAction(Action.SchemaUpdateDevBranches)
+  @ApiOperation({ summary: 'Rename files on your dev branch (pending until committed)' })
+  @ApiOkResponse({ type: WriteResponseDto })
+  @ApiErrors(...WRITE_ERRORS, 'file_not_found', 'file_exists')
+  async renameFiles(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Body() dto: RenameFilesDto,
+  ): Promise<WriteResponseDto> {
+    await this.files.rename(actor, id, dto);
+    return OK;
+  }
+
+  @Get('data-model/file-hashes')
+  @RequireObjectAction(Action.SchemaUpdateDevBranches)
+  @ApiOperation({
+    summary: 'Content hashes of the files an upload would replace',
+    description: 'path -> {hash}, the SHA-1 of each file’s content, for uploading only what changed.',
+  })
+  @ApiOkResponse({
+    schema: { type: 'object', additionalProperties: { $ref: '#/components/schemas/FileHashDto' } },
+  })
+  @ApiErrors('validation_failed', 'deployment_not_found', 'branch_not_found', 'not_in_dev_mode')
+  fileHashes(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Query() query: UploadQueryDto,
+  ): Promise<Record<string, FileHashDto>> {
+    return this.uploads.fileHashes(actor, id, query);
+  }
+
+  @Get('data-model/validate')
+  @RequireObjectAction(Action.SchemaRead)
+  @ApiOperation({
+    summary: 'Compile a branch’s data model',
+    description:
+      'With neither parameter the deploy branch, with `branchName` that branch, with `devMode=true` your ' +
+      'active dev-mode branch (with pending changes). A model that does not compile is 200 with ' +
+      '`valid: false` and the compiler’s errors.',
+  })
+  @ApiOkResponse({ type: ValidationResponseDto })
+  @ApiErrors(
+    'validation_failed',
+    'deployment_not_found',
+    'branch_not_found',
+    'not_in_dev_mode',
+    'compiler_unavailable',
+  )
+  validate(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Query() query: ValidateQueryDto,
+  ): Promise<ValidationResponseDto> {
+    return this.files.validate(actor, id, query);
+  }
+
+  // --- Uploads ----------------------------------------------------------------------------------
+
+  @Post('data-model/upload/start')
+  @HttpCode(200)
+  @RequireObjectAction(Action.SchemaUpdateDevBranches)
+  @ApiOperation({
+    summary: 'Open an upload',
+    description:
+      'To the deploy branch (needs SchemaUpdate), `branchName`, or with `live=true` your dev-mode branch. ' +
+      'An upload left open expires after an hour.',
+  })
+  @ApiOkResponse({ type: UploadStartDto })
+  @ApiErrors(
+    'validation_failed',
+    'deployment_not_found',
+    'branch_not_found',
+    'not_in_dev_mode',
+    'branch_not_writable',
+  )
+  startUpload(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Query() query: UploadQueryDto,
+  ): Promise<UploadStartDto> {
+    return this.uploads.start(actor, id, query);
+  }
+
+  @Post('data-model/upload/file')
+  @HttpCode(200)
+  @RequireObjectAction(Action.SchemaUpdateDevBranches)
+  @UseInterceptors(FileInterceptor('file', { limits: { fileSize: 100 * 1024 * 1024, files: 1, fields: 4 } }))
+  @ApiConsumes('multipart/form-data')
+  @ApiBody({
+    schema: {
+      type: 'object',
+      required: ['transaction', 'fileName', 'file'],
+      properties: {
+        transaction: { type: 'string', description: 'The transaction id, or {"id": ...} as JSON' },
+        fileName: { type: 'string', example: 'model/cubes/orders.yml' },
+        file: { type: 'string', format: 'binary' },
+      },
+    },
+  })
+  @ApiOperation({ summary: 'Add one file to an open upload' })
+  @ApiOkResponse({ type: UploadFileResponseDto })
+  @ApiErrors(
+    'validation_failed',
+    'deployment_not_found',
+    'upload_transaction_not_found',
+    'invalid_path',
+    'file_too_large',
+  )
+  uploadFile(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Query() query: UploadQueryDto,
+    @Body() fields: UploadFileFieldsDto,
+    @UploadedFile() file: { buffer: Buffer } | undefined,
+  ): Promise<UploadFileResponseDto> {
+    return this.uploads.file(actor, id, query, fields, file?.buffer);
+  }
+
+  @Post('data-model/upload/finish')
+  @HttpCode(200)
+  @RequireObjectAction(Action.SchemaUpdateDevBranches)
+  @ApiOperation({
+    summary: 'Commit an upload',
+    description:
+      '`files` is every file the branch should hold (path -> {hash}); with `autoRemoveFiles` (default) ' +
+      'files absent from it are removed. One commit, one build.',
+  })
+  @ApiOkResponse({ type: UploadFinishResponseDto })
+  @ApiErrors(
+    'validation_failed',
+    'deployment_not_found',
+    'upload_transaction_not_found',
+    'upload_hash_mismatch',
+    'invalid_path',
+    'too_many_files',
+    'remote_failed',
+    'queue_unavailable',
+  )
+  finishUpload(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Query() query: UploadQueryDto,
+    @Body() dto: UploadFinishDto,
+  ): Promise<UploadFinishResponseDto> {
+    return this.uploads.finish(actor, id, query, dto);
+  }
+
+  // --- Dev mode and branches ----------------------------------------------------------------------
+
+  @Post('dev-mode')
+  @HttpCode(200)
+  @RequireObjectAction(Action.SchemaUpdateDevBranches)
+  @ApiOperation({
+    summary: 'Enter dev mode',
+    description:
+      'Forks your personal `dev-...` branch from `branchName` (default the deploy branch), or reopens it ' +
+      'with its pending changes, and makes it your active branch.',
+  })
+  @ApiOkResponse({ type: DevBranchDto })
+  @ApiErrors('validation_failed', 'deployment_not_found', 'branch_not_found', 'invalid_branch_name')
+  startDevMode(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Body() dto: StartDevModeDto,
+  ): Promise<DevBranchDto> {
+    return this.branches.startDevMode(actor, id, dto);
+  }
+
+  @Delete('dev-mode')
+  @RequireObjectAction(Action.SchemaRead)
+  @ApiOperation({ summary: 'Leave dev mode (your dev branch and its pending changes are kept)' })
+  @ApiOkResponse({ type: WriteResponseDto })
+  @ApiErrors('validation_failed', 'deployment_not_found')
+  async stopDevMode(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+  ): Promise<WriteResponseDto> {
+    await this.branches.stopDevMode(actor, id);
+    return OK;
+  }
+
+  @Get('branches')
+  @RequireObjectAction(Action.SchemaRead)
+  @ApiOperation({ summary: 'List branches', description: 'In name order; `lastHash` is the head commit.' })
+  @ApiOkResponse({ type: BranchesDto })
+  @ApiErrors('validation_failed', 'invalid_cursor', 'deployment_not_found')
+  async listBranches(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Query() query: PageQueryDto,
+  ): Promise<Page<BranchDto> & { data: BranchDto[] }> {
+    return legacy(await this.branches.list(actor, id, query));
+  }
+
+  @Post('branches')
+  @HttpCode(200)
+  @RequireObjectAction(Action.SchemaUpdateDevBranches)
+  @ApiOperation({
+    summary: 'Create a shared branch',
+    description:
+      'From `from` (default the deploy branch); with `activate` (or `enterDevMode`) you enter dev mode on it.',
+  })
+  @ApiOkResponse({ type: DevBranchDto })
+  @ApiErrors(
+    'validation_failed',
+    'deployment_not_found',
+    'branch_not_found',
+    'invalid_branch_name',
+    'branch_exists',
+  )
+  createBranch(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Body() dto: CreateBranchDto,
+  ): Promise<DevBranchDto> {
+    return this.branches.create(actor, id, dto);
+  }
+
+  @Delete('branches')
+  @RequireObjectAction(Action.SchemaUpdate)
+  @ApiOperation({
+    summary: 'Delete a branch',
+    description:
+      'Deletes its git ref; its children move to its parent and anyone on it in dev mode back to the deploy ' +
+      'branch. With `removeOnUpstream` the branch is deleted on the connected repository first.',
+  })
+  @ApiOkResponse({ type: WriteResponseDto })
+  @ApiErrors(
+    'validation_failed',
+    'deployment_not_found',
+    'branch_not_found',
+    'invalid_branch_name',
+    'deploy_branch_protected',
+    'remote_not_connected',
+    'remote_failed',
+  )
+  async deleteBranch(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Query() query: DeleteBranchQueryDto,
+  ): Promise<WriteResponseDto> {
+    await this.branches.delete(actor, id, query);
+    return OK;
+  }
+
+  @Put('branches/staging-environment')
+  @RequireObjectAction(Action.SchemaUpdate)
+  @ApiOperation({
+    summary: 'Turn a shared branch’s always-on staging environment on or off',
+    description:
+      'Served at `<deploymentUrl>/dev-mode/{branchName}/cubejs-api/v1`. Only shared branches qualify.',
+  })
+  @ApiOkResponse({ type: BranchEnvelopeDto })
+  @ApiErrors(
+    'validation_failed',
+    'deployment_not_found',
+    'branch_not_found',
+    'staging_not_allowed',
+    'not_in_dev_mode',
+  )
+  setStaging(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Body() dto: StagingEnvironmentDto,
+  ): Promise<{ data: BranchDto }> {
+    return this.branches.setStaging(actor, id, dto);
+  }
+
+  // --- Commits and merges -------------------------------------------------------------------------
+
+  @Post('commit')
+  @HttpCode(200)
+  @RequireObjectAction(Action.SchemaUpdateDevBranches)
+  @ApiOperation({
+    summary: 'Commit (and push) the active branch’s pending changes',
+    description:
+      'One commit of your pending changes, pushed first when a repository is connected, then a build.',
+  })
+  @ApiOkResponse({ type: WriteResponseDto })
+  @ApiErrors(...WRITE_ERRORS, 'merge_conflict', 'remote_failed', 'queue_unavailable')
+  async commit(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Body() dto: CommitDto,
+  ): Promise<WriteResponseDto> {
+    await this.files.commit(actor, id, dto);
+    return OK;
+  }
+
+  @Post('pull')
+  @HttpCode(200)
+  @RequireObjectAction(Action.SchemaUpdateDevBranches)
+  @ApiOperation({ summary: 'Pull the latest for a branch from its remote and rebuild if changed' })
+  @ApiOkResponse({ type: PullResponseDto })
+  @ApiErrors(
+    'validation_failed',
+    'deployment_not_found',
+    'remote_not_connected',
+    'remote_failed',
+    'merge_conflict',
+    'nothing_to_merge',
+    'queue_unavailable',
+  )
+  pull(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Body() dto: PullDto,
+  ): Promise<PullResponseDto> {
+    return this.branches.pull(actor, id, dto);
+  }
+
+  @Post('merge')
+  @HttpCode(200)
+  @RequireObjectAction(Action.SchemaUpdateDevBranches)
+  @ApiOperation({
+    summary: 'Merge a branch into its parent branch (git-flow merge)',
+    description: 'Default: your active branch. A conflict is 409 listing the files and changes nothing.',
+  })
+  @ApiOkResponse({ type: MergeResponseDto })
+  @ApiErrors(
+    'validation_failed',
+    'deployment_not_found',
+    'branch_not_found',
+    'not_in_dev_mode',
+    'nothing_to_merge',
+    'merge_conflict',
+    'merge_not_allowed',
+    'remote_failed',
+    'queue_unavailable',
+  )
+  merge(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Body() dto: MergeDto,
+  ): Promise<MergeResponseDto> {
+    return this.branches.merge(actor, id, dto);
+  }
+
+  @Post('merge-to-default')
+  @HttpCode(200)
+  @RequireObjectAction(Action.SchemaUpdate)
+  @ApiOperation({ summary: 'Merge a branch straight into the deploy (default) branch' })
+  @ApiOkResponse({ type: MergeResponseDto })
+  @ApiErrors(
+    'validation_failed',
+    'deployment_not_found',
+    'branch_not_found',
+    'not_in_dev_mode',
+    'nothing_to_merge',
+    'merge_conflict',
+    'merge_not_allowed',
+    'remote_failed',
+    'queue_unavailable',
+  )
+  mergeToDefault(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Body() dto: MergeToDefaultDto,
+  ): Promise<MergeResponseDto> {
+    return this.branches.mergeToDefault(actor, id, dto);
+  }
+
+  @Post('github/connect')
+  @HttpCode(200)
+  @RequireObjectAction(Action.SchemaUpdate)
+  @ApiOperation({ summary: 'Connect a deployment to a GitHub repository and trigger a build' })
+  @ApiOkResponse({ type: DeploymentResponse })
+  @ApiErrors(
+    'validation_failed',
+    'deployment_not_found',
+    'github_not_configured',
+    'github_installation_not_found',
+    'github_repository_not_found',
+    'github_unavailable',
+    'invalid_branch_name',
+    'remote_failed',
+    'queue_unavailable',
+  )
+  connect(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Body() dto: ConnectGitHubDto,
+  ): Promise<DeploymentDto> {
+    return this.branches.connect(actor, id, dto);
+  }
+}
+
+@ApiTags('Deployments')
+@UseFilters(DeploymentScopeFilter)
+@Controller('api/v1/deployments/:deploymentId')
+export class BuildStatusController {
+  constructor(private readonly builds: ModelBuilds) {}
+
+  @Get('build-status')
+  @RequireObjectAction(Action.DeploymentRead)
+  @ApiOperation({
+    summary: 'Latest build/compile status for a branch (production build or dev-mode)',
+    description:
+      'Branch: `branchName`, else your active dev-mode branch, else the deploy branch. `status` is ' +
+      '`building`, `built`, `failed`, `cancelled` or `none` (never built); an unknown branch is `failed` ' +
+      'with `errorText: "Bad branch"`.',
+  })
+  @ApiOkResponse({ type: BuildStatusDto })
+  @ApiErrors('validation_failed', 'deployment_not_found')
+  buildStatus(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Query() query: BuildStatusQueryDto,
+  ): Promise<BuildStatusDto> {
+    return this.builds.status(actor, id, query.branchName);
+  }
+}

@@ -1,0 +1,27 @@
+import { errorsOf } from '../../core/http/api-error.js';
+
+/**
+ * This module's own codes. Missing branches and upload transactions are
+ * `notFound('Branch', name)` / `notFound('UploadTransaction', id)` (core).
+ */
+export const dataModelError = errorsOf(
+  'invalid_branch_name',
+  'branch_exists',
+  'deploy_branch_protected',
+  'branch_not_writable',
+  'not_in_dev_mode',
+  'staging_not_allowed',
+  'invalid_path',
+  'file_not_found',
+  'file_exists',
+  'file_too_large',
+  'too_many_files',
+  'nothing_to_merge',
+  'merge_conflict',
+  'merge_not_allowed',
+  'upload_hash_mismatch',
+  'remote_not_connected',
+  'remote_failed',
+  'service_unavailable',
+  'conflict',
+);

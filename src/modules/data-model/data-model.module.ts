@@ -1,0 +1,89 @@
+import { Injectable, Module, type OnModuleInit } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Database } from '../../core/database/database.js';
+import { acceptMultipartOn } from '../../core/http/input-guards.js';
+import { declareJobs } from '../../core/queue/job-definition.js';
+import { DeploymentLifecycle } from '../deployments/deployment-lifecycle.js';
+import { DeploymentsModule } from '../deployments/deployments.module.js';
+import { ModelCompiler } from './compiler/model-compiler.js';
+import { BuildStatusController, DataModelController } from './data-model.controller.js';
+import { DataModelRepository } from './data-model.repository.js';
+import { ModelBranch } from './entities/model-branch.entity.js';
+import { ModelBuild } from './entities/model-build.entity.js';
+import { ModelDevSession } from './entities/model-dev-session.entity.js';
+import { ModelRemote } from './entities/model-remote.entity.js';
+import { ModelUpload, ModelUploadFile } from './entities/model-upload.entity.js';
+import { GitStore } from './git/git-store.js';
+import { GitHubModule } from './github/github.module.js';
+import { ModelBranches } from './model-branches.service.js';
+import { BUILD_JOB, ModelBuilds } from './model-builds.js';
+import { ModelFiles } from './model-files.service.js';
+import { ModelRemotes } from './model-remotes.js';
+import { ModelUploads } from './model-uploads.service.js';
+import { ModelWorkspace } from './model-workspace.js';
+
+/**
+ * Plugs the data model into the life of a deployment: a new deployment gets its first build (the
+ * build sets up the repository with the starter project), a deleted one loses its repository
+ * once the deletion commits.
+ */
+@Injectable()
+class ModelLifecycle implements OnModuleInit {
+  constructor(
+    private readonly lifecycle: DeploymentLifecycle,
+    private readonly builds: ModelBuilds,
+    private readonly workspace: ModelWorkspace,
+    private readonly git: GitStore,
+    private readonly db: Database,
+  ) {}
+
+  onModuleInit(): void {
+    acceptMultipartOn(/^\/build\/api\/v1\/deployments\/[^/]+\/data-model\/upload\/file\/?$/);
+    this.lifecycle.register({
+      created: async (d) => {
+        await this.builds.queue(d.accountId, d.id, d.deployBranchName, null, 'creation');
+      },
+      deleted: async (_accountId, deploymentId) => {
+        this.db.afterCommit(async () => {
+          this.workspace.forget(deploymentId);
+          await this.git.destroy(deploymentId);
+        });
+      },
+    });
+  }
+}
+
+/**
+ * The data model of each deployment, on git: files, uploads, dev mode, branches, commits,
+ * merges, validation with Cube's compiler, builds (the `deployment.build` job) and the connected
+ * git-host repository.
+ */
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([
+      ModelBranch,
+      ModelBuild,
+      ModelDevSession,
+      ModelRemote,
+      ModelUpload,
+      ModelUploadFile,
+    ]),
+    DeploymentsModule,
+    GitHubModule,
+  ],
+  controllers: [DataModelController, BuildStatusController],
+  providers: [
+    DataModelRepository,
+    GitStore,
+    ModelCompiler,
+    ModelWorkspace,
+    ModelBuilds,
+    ModelRemotes,
+    ModelFiles,
+    ModelUploads,
+    ModelBranches,
+    ModelLifecycle,
+    declareJobs(BUILD_JOB),
+  ],
+})
+export class DataModelModule {}

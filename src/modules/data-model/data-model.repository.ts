@@ -1,0 +1,306 @@
+import { Injectable } from '@nestjs/common';
+import { Database } from '../../core/database/database.js';
+
+export type BranchKind = 'deploy' | 'shared' | 'dev';
+
+export interface BranchRow {
+  id: number;
+  name: string;
+  parentName: string | null;
+  kind: BranchKind;
+  ownerUserId: number | null;
+  stagingEnabled: boolean;
+}
+
+export interface RemoteRow {
+  deploymentId: number;
+  provider: string;
+  installationId: string;
+  repository: string;
+  url: string;
+}
+
+export interface UploadRow {
+  id: string;
+  userId: number;
+  branchName: string;
+  prefix: string;
+}
+
+export interface BuildRow {
+  id: number;
+  branch: string;
+  trigger: string;
+  commitSha: string | null;
+  filesHash: string | null;
+  outcome: string | null;
+  errorText: string | null;
+  runId: string;
+  createdAt: Date;
+}
+
+export interface NewBuild {
+  id: number;
+  accountId: number;
+  deploymentId: number;
+  branch: string;
+  trigger: string;
+  /** Null: the branch's head when the build runs (a new deployment's first build). */
+  commitSha: string | null;
+  runId: string;
+}
+
+
+const BRANCH_COLUMNS = `id, name, parent_name AS "parentName", kind, owner_user_id AS "ownerUserId",
+  staging_enabled AS "stagingEnabled"`;
+
+/**
+ * All SQL on this module's tables: `model_branches`, `model_dev_sessions`, `model_remotes`,
+ * `model_uploads`, `model_upload_files` and `deployment_builds`.
+ */
+@Injectable()
+export class DataModelRepository {
+  constructor(private readonly db: Database) {}
+
+  /**
+   * Holds the write lock of a deployment's branch until the unit of work ends: writers of one
+   * branch (in any API process or worker) take turns; git's compare-and-swap ref updates back
+   * this up.
+   */
+  async lockBranch(deploymentId: number, branch: string): Promise<void> {
+    // The one-bigint form: its lock space is apart from the two-integer locks other modules take.
+    await this.db.query(`SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))`, {
+      key: `model-branch:${deploymentId}:${branch}`,
+    });
+  }
+
+  // --- Branches -----------------------------------------------------------------------------------
+
+  branches(deploymentId: number): Promise<BranchRow[]> {
+    return this.db.query<BranchRow>(
+      `SELECT ${BRANCH_COLUMNS} FROM model_branches WHERE deployment_id = :deploymentId ORDER BY id`,
+      { deploymentId },
+    );
+  }
+
+  branch(deploymentId: number, name: string): Promise<BranchRow | undefined> {
+    return this.db.one<BranchRow>(
+      `SELECT ${BRANCH_COLUMNS} FROM model_branches WHERE deployment_id = :deploymentId AND name = :name`,
+      { deploymentId, name },
+    );
+  }
+
+  branchById(deploymentId: number, id: number): Promise<BranchRow | undefined> {
+    return this.db.one<BranchRow>(
+      `SELECT ${BRANCH_COLUMNS} FROM model_branches WHERE deployment_id = :deploymentId AND id = :id`,
+      { deploymentId, id },
+    );
+  }
+
+  /** Records a branch; false when one of that name is recorded already. */
+  async insertBranch(
+    accountId: number,
+    deploymentId: number,
+    branch: Omit<BranchRow, 'id' | 'stagingEnabled'>,
+  ): Promise<boolean> {
+    const rows = await this.db.query(
+      `INSERT INTO model_branches (account_id, deployment_id, name, parent_name, kind, owner_user_id)
+       VALUES (:accountId, :deploymentId, :name, :parentName, :kind, :ownerUserId)
+       ON CONFLICT (deployment_id, name) DO NOTHING RETURNING id`,
+      { accountId, deploymentId, ...branch },
+    );
+    return rows.length > 0;
+  }
+
+  /** Removes a branch's row, hands its children to its parent, and returns its viewers to `fallback`. */
+  async deleteBranch(deploymentId: number, branch: BranchRow, fallback: string): Promise<void> {
+    await this.db.query(
+      `UPDATE model_branches SET parent_name = :parent WHERE deployment_id = :deploymentId AND parent_name = :name`,
+      { deploymentId, parent: branch.parentName, name: branch.name },
+    );
+    await this.db.query(
+      `UPDATE model_dev_sessions SET branch_name = :fallback, updated_at = now()
+       WHERE deployment_id = :deploymentId AND branch_name = :name`,
+      { deploymentId, fallback, name: branch.name },
+    );
+    await this.db.query(`DELETE FROM model_branches WHERE deployment_id = :deploymentId AND id = :id`, {
+      deploymentId,
+      id: branch.id,
+    });
+  }
+
+  async setStaging(deploymentId: number, name: string, enabled: boolean): Promise<void> {
+    await this.db.query(
+      `UPDATE model_branches SET staging_enabled = :enabled WHERE deployment_id = :deploymentId AND name = :name`,
+      { deploymentId, name, enabled },
+    );
+  }
+
+  // --- Dev mode -------------------------------------------------------------------------------------
+
+  async activeBranch(deploymentId: number, userId: number): Promise<string | null> {
+    const row = await this.db.one<{ branchName: string }>(
+      `SELECT branch_name AS "branchName" FROM model_dev_sessions
+       WHERE deployment_id = :deploymentId AND user_id = :userId`,
+      { deploymentId, userId },
+    );
+    return row?.branchName ?? null;
+  }
+
+  async setActiveBranch(
+    accountId: number,
+    deploymentId: number,
+    userId: number,
+    branch: string,
+  ): Promise<void> {
+    await this.db.query(
+      `INSERT INTO model_dev_sessions (account_id, deployment_id, user_id, branch_name)
+       VALUES (:accountId, :deploymentId, :userId, :branch)
+       ON CONFLICT (deployment_id, user_id) DO UPDATE SET branch_name = EXCLUDED.branch_name, updated_at = now()`,
+      { accountId, deploymentId, userId, branch },
+    );
+  }
+
+  async leaveDevMode(deploymentId: number, userId: number): Promise<void> {
+    await this.db.query(
+      `DELETE FROM model_dev_sessions WHERE deployment_id = :deploymentId AND user_id = :userId`,
+      {
+        deploymentId,
+        userId,
+      },
+    );
+  }
+
+  // --- Remotes --------------------------------------------------------------------------------------
+
+  remote(deploymentId: number): Promise<RemoteRow | undefined> {
+    return this.db.one<RemoteRow>(
+      `SELECT deployment_id AS "deploymentId", provider, installation_id::text AS "installationId", repository, url
+       FROM model_remotes WHERE deployment_id = :deploymentId`,
+      { deploymentId },
+    );
+  }
+
+  async saveRemote(accountId: number, remote: RemoteRow): Promise<void> {
+    await this.db.query(
+      `INSERT INTO model_remotes (deployment_id, account_id, provider, installation_id, repository, url)
+       VALUES (:deploymentId, :accountId, :provider, :installationId, :repository, :url)
+       ON CONFLICT (deployment_id) DO UPDATE SET provider = EXCLUDED.provider,
+         installation_id = EXCLUDED.installation_id, repository = EXCLUDED.repository, url = EXCLUDED.url,
+         connected_at = now()`,
+      { accountId, ...remote },
+    );
+  }
+
+  // --- Uploads --------------------------------------------------------------------------------------
+
+  async insertUpload(row: {
+    accountId: number;
+    deploymentId: number;
+    userId: number;
+    branchName: string;
+    prefix: string;
+    ttlSeconds: number;
+  }): Promise<string> {
+    const [{ id }] = await this.db.query<{ id: string }>(
+      `INSERT INTO model_uploads (account_id, deployment_id, user_id, branch_name, prefix, expires_at)
+       VALUES (:accountId, :deploymentId, :userId, :branchName, :prefix, now() + make_interval(secs => :ttlSeconds))
+       RETURNING id`,
+      row,
+    );
+    return id;
+  }
+
+  /** An open (unexpired) upload of the user; `lock` holds it for the unit of work. */
+  upload(deploymentId: number, userId: number, id: string, lock = false): Promise<UploadRow | undefined> {
+    return this.db.one<UploadRow>(
+      `SELECT id, user_id AS "userId", branch_name AS "branchName", prefix FROM model_uploads
+       WHERE id = :id AND deployment_id = :deploymentId AND user_id = :userId AND expires_at > now()
+       ${lock ? 'FOR UPDATE' : ''}`,
+      { id, deploymentId, userId },
+    );
+  }
+
+  async putUploadFile(uploadId: string, path: string, sha1: string, blobOid: string): Promise<void> {
+    await this.db.query(
+      `INSERT INTO model_upload_files (upload_id, path, sha1, blob_oid) VALUES (:uploadId, :path, :sha1, :blobOid)
+       ON CONFLICT (upload_id, path) DO UPDATE SET sha1 = EXCLUDED.sha1, blob_oid = EXCLUDED.blob_oid`,
+      { uploadId, path, sha1, blobOid },
+    );
+  }
+
+  uploadFiles(uploadId: string): Promise<Array<{ path: string; sha1: string; blobOid: string }>> {
+    return this.db.query(
+      `SELECT path, sha1, blob_oid AS "blobOid" FROM model_upload_files WHERE upload_id = :uploadId`,
+      { uploadId },
+    );
+  }
+
+  async deleteUpload(id: string): Promise<void> {
+    await this.db.query(`DELETE FROM model_uploads WHERE id = :id`, { id });
+  }
+
+  /** Forgets uploads left open past their expiry (their blobs are unreferenced; git prunes them). */
+  async deleteExpiredUploads(): Promise<number> {
+    const rows = await this.db.query(`DELETE FROM model_uploads WHERE expires_at <= now() RETURNING id`);
+    return rows.length;
+  }
+
+  // --- Builds ---------------------------------------------------------------------------------------
+
+  /** An id for a build about to be inserted (its run's payload names it first). */
+  async nextBuildId(): Promise<number> {
+    const [row] = await this.db.query<{ id: number }>(
+      `SELECT nextval(pg_get_serial_sequence('deployment_builds', 'id'))::int AS id`,
+    );
+    return row.id;
+  }
+
+  async insertBuild(build: NewBuild): Promise<void> {
+    await this.db.query(
+      `INSERT INTO deployment_builds (id, account_id, deployment_id, branch, trigger, commit_sha, run_id)
+       VALUES (:id, :accountId, :deploymentId, :branch, :trigger, :commitSha, :runId)`,
+      { ...build },
+    );
+  }
+
+  findBuild(
+    id: number,
+  ): Promise<
+    | { id: number; accountId: number; deploymentId: number; branch: string; commitSha: string | null }
+    | undefined
+  > {
+    return this.db.one(
+      `SELECT id, account_id AS "accountId", deployment_id AS "deploymentId", branch, commit_sha AS "commitSha"
+       FROM deployment_builds WHERE id = :id`,
+      { id },
+    );
+  }
+
+  async recordBuildOutcome(
+    id: number,
+    outcome: {
+      commitSha: string | null;
+      filesHash: string | null;
+      outcome: 'built' | 'failed';
+      errorText: string | null;
+    },
+  ): Promise<void> {
+    await this.db.query(
+      `UPDATE deployment_builds SET commit_sha = :commitSha, files_hash = :filesHash, outcome = :outcome,
+         error_text = :errorText WHERE id = :id`,
+      { id, ...outcome },
+    );
+  }
+
+  /** The latest build of a branch (its run's state is read through `JobRuns`). */
+  latestBuild(deploymentId: number, branch: string): Promise<BuildRow | undefined> {
+    return this.db.one<BuildRow>(
+      `SELECT id, branch, trigger, commit_sha AS "commitSha", files_hash AS "filesHash", outcome,
+              error_text AS "errorText", run_id::text AS "runId", created_at AS "createdAt"
+       FROM deployment_builds WHERE deployment_id = :deploymentId AND branch = :branch
+       ORDER BY id DESC LIMIT 1`,
+      { deploymentId, branch },
+    );
+  }
+}

@@ -1,0 +1,336 @@
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../../../core/config/app-config.js';
+import { git, GitError, isZero, text, ZERO_OID } from './git.js';
+
+/** One file of a tree: its repository-relative path, blob id and size. */
+export interface TreeFile {
+  path: string;
+  oid: string;
+  size: number;
+}
+
+/** A change to a tree: a path set to a blob (`oid`) or removed (`null`). */
+export type TreeChanges = Map<string, string | null>;
+
+export interface CommitAuthor {
+  name: string;
+  email: string;
+}
+
+/** What `merge-tree` decided: the merged tree, or the files that conflict. */
+export type MergeOutcome = { clean: true; tree: string } | { clean: false; files: string[] };
+
+/** Credentials for a remote over HTTPS, sent as a header so they never land in a URL or a log. */
+export interface RemoteAuth {
+  username: string;
+  password: string;
+}
+
+export const branchRef = (name: string): string => `refs/heads/${name}`;
+/** Pending (uncommitted) changes of a branch: a commit whose parent is the head they started from. */
+export const pendingRef = (name: string): string => `refs/pending/${name}`;
+
+/**
+ * The deployments' git repositories: one bare repository per deployment under `REPOS_DIR`,
+ * changed only with plumbing (no working tree): blobs with `hash-object`, trees through a
+ * temporary index, commits with `commit-tree`, and refs moved with a compare-and-swap
+ * (`update-ref <ref> <new> <old>`), so two writers (two requests, two replicas sharing the
+ * directory) never lose each other's change: the loser sees {@link updateRef} answer false.
+ */
+@Injectable()
+export class GitStore {
+  private readonly root: string;
+
+  constructor(config: AppConfig) {
+    this.root = config.dataModel.reposDir;
+  }
+
+  dir(deploymentId: number): string {
+    return path.join(this.root, `${deploymentId}.git`);
+  }
+
+  /** Creates the deployment's bare repository unless it exists; safe to race. */
+  async ensure(deploymentId: number): Promise<string> {
+    const dir = this.dir(deploymentId);
+    try {
+      await fs.access(path.join(dir, 'HEAD'));
+      return dir;
+    } catch {
+      // Not there yet.
+    }
+    await fs.mkdir(this.root, { recursive: true });
+    // Initialised aside and renamed into place, so no reader ever sees half a repository.
+    const tmp = `${dir}.init-${randomBytes(6).toString('hex')}`;
+    await git(null, ['init', '--bare', '--quiet', tmp]);
+    await git(tmp, ['config', 'core.logAllRefUpdates', 'true']);
+    await git(tmp, ['config', 'gc.auto', '0']);
+    try {
+      await fs.rename(tmp, dir);
+    } catch (err) {
+      await fs.rm(tmp, { recursive: true, force: true });
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+    }
+    return dir;
+  }
+
+  /** Deletes the deployment's repository (its deployment is gone). */
+  async destroy(deploymentId: number): Promise<void> {
+    await fs.rm(this.dir(deploymentId), { recursive: true, force: true });
+  }
+
+  /** The commit a ref points at, or null. */
+  async resolve(deploymentId: number, ref: string): Promise<string | null> {
+    const r = await git(this.dir(deploymentId), ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], {
+      okCodes: [1],
+    });
+    return r.code === 0 ? text(r) : null;
+  }
+
+  /** Every ref under `prefix` (`refs/heads/`) with the commit it points at. */
+  async refs(deploymentId: number, prefix: string): Promise<Map<string, string>> {
+    const r = await git(this.dir(deploymentId), [
+      'for-each-ref',
+      '--format=%(objectname) %(refname)',
+      prefix,
+    ]);
+    const out = new Map<string, string>();
+    for (const line of text(r).split('\n')) {
+      if (!line) continue;
+      const space = line.indexOf(' ');
+      out.set(line.slice(space + 1 + prefix.length), line.slice(0, space));
+    }
+    return out;
+  }
+
+  /** The tree of a commit. */
+  async treeOf(deploymentId: number, commit: string): Promise<string> {
+    return text(await git(this.dir(deploymentId), ['rev-parse', `${commit}^{tree}`]));
+  }
+
+  /** The first parent of a commit. */
+  async parentOf(deploymentId: number, commit: string): Promise<string | null> {
+    const r = await git(this.dir(deploymentId), ['rev-parse', '--verify', '--quiet', `${commit}^1`], {
+      okCodes: [1],
+    });
+    return r.code === 0 ? text(r) : null;
+  }
+
+  /** Every file (blob) of a tree-ish, recursively, with repository-relative paths. */
+  async listFiles(deploymentId: number, treeish: string): Promise<TreeFile[]> {
+    const r = await git(this.dir(deploymentId), ['ls-tree', '-r', '-z', '-l', '--full-tree', treeish]);
+    const files: TreeFile[] = [];
+    for (const entry of r.stdout.toString('utf8').split('\0')) {
+      if (!entry) continue;
+      // `<mode> SP <type> SP <oid> SP+ <size> TAB <path>`
+      const tab = entry.indexOf('\t');
+      const [, type, oid, size] = entry.slice(0, tab).split(/ +/);
+      if (type !== 'blob') continue;
+      files.push({ path: entry.slice(tab + 1), oid, size: Number(size) });
+    }
+    return files;
+  }
+
+  /** The contents of blobs, by id, in one `cat-file --batch`. */
+  async readBlobs(deploymentId: number, oids: string[]): Promise<Map<string, Buffer>> {
+    const out = new Map<string, Buffer>();
+    const unique = [...new Set(oids)];
+    if (unique.length === 0) return out;
+    const r = await git(this.dir(deploymentId), ['cat-file', '--batch'], { input: unique.join('\n') + '\n' });
+    const buf = r.stdout;
+    let at = 0;
+    while (at < buf.length) {
+      const nl = buf.indexOf(10, at);
+      const [oid, type, size] = buf.subarray(at, nl).toString('utf8').split(' ');
+      if (type === 'missing' || size === undefined) {
+        at = nl + 1;
+        continue;
+      }
+      const length = Number(size);
+      out.set(oid, buf.subarray(nl + 1, nl + 1 + length));
+      at = nl + 1 + length + 1;
+    }
+    return out;
+  }
+
+  /**
+   * Stores contents as blobs and answers their ids, in order: one `hash-object -w --stdin-paths`
+   * over files written to a scratch directory, rather than one process per file.
+   */
+  async writeBlobs(deploymentId: number, contents: Buffer[]): Promise<string[]> {
+    if (contents.length === 0) return [];
+    const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'blobs-'));
+    try {
+      const paths = await Promise.all(
+        contents.map(async (content, i) => {
+          const p = path.join(scratch, String(i));
+          await fs.writeFile(p, content);
+          return p;
+        }),
+      );
+      const r = await git(this.dir(deploymentId), ['hash-object', '-w', '--no-filters', '--stdin-paths'], {
+        input: paths.join('\n') + '\n',
+      });
+      return text(r).split('\n');
+    } finally {
+      await fs.rm(scratch, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * A tree: `base` (a tree id, or null for empty) with `changes` applied, built in a temporary
+   * index that no other writer shares.
+   */
+  async writeTree(deploymentId: number, base: string | null, changes: TreeChanges): Promise<string> {
+    const dir = this.dir(deploymentId);
+    const index = path.join(os.tmpdir(), `index-${randomBytes(8).toString('hex')}`);
+    const env = { GIT_INDEX_FILE: index };
+    try {
+      await git(dir, base ? ['read-tree', base] : ['read-tree', '--empty'], { env });
+      if (changes.size > 0) {
+        // `update-index --index-info`: mode 0 removes the path.
+        const lines = [...changes].map(([p, oid]) => (oid ? `100644 ${oid}\t${p}` : `0 ${ZERO_OID}\t${p}`));
+        await git(dir, ['update-index', '-z', '--index-info'], { env, input: lines.join('\0') + '\0' });
+      }
+      return text(await git(dir, ['write-tree'], { env }));
+    } finally {
+      await fs.rm(index, { force: true });
+    }
+  }
+
+  /** A commit of `tree` with `parents`; the author is the person whose request made it. */
+  async commit(
+    deploymentId: number,
+    tree: string,
+    parents: string[],
+    message: string,
+    author: CommitAuthor,
+  ): Promise<string> {
+    const args = ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p])];
+    const r = await git(this.dir(deploymentId), args, {
+      input: message.endsWith('\n') ? message : `${message}\n`,
+      env: { GIT_AUTHOR_NAME: author.name || author.email, GIT_AUTHOR_EMAIL: author.email },
+    });
+    return text(r);
+  }
+
+  /**
+   * Moves `ref` from `expected` (null: it must not exist) to `next` (null: delete it), atomically.
+   * False when the ref was not at `expected`: another writer got there first.
+   */
+  async updateRef(
+    deploymentId: number,
+    ref: string,
+    next: string | null,
+    expected: string | null,
+  ): Promise<boolean> {
+    const args = next
+      ? ['update-ref', ref, next, expected ?? ZERO_OID]
+      : ['update-ref', '-d', ref, ...(expected ? [expected] : [])];
+    try {
+      await git(this.dir(deploymentId), args);
+      return true;
+    } catch (err) {
+      if (err instanceof GitError && err.code !== null) return false;
+      throw err;
+    }
+  }
+
+  /** Whether `ancestor` is reachable from `commit`. */
+  async isAncestor(deploymentId: number, ancestor: string, commit: string): Promise<boolean> {
+    const r = await git(this.dir(deploymentId), ['merge-base', '--is-ancestor', ancestor, commit], {
+      okCodes: [1],
+    });
+    return r.code === 0;
+  }
+
+  /** A three-way merge of two commits without a working tree (`merge-tree --write-tree`). */
+  async merge(deploymentId: number, ours: string, theirs: string): Promise<MergeOutcome> {
+    const r = await git(
+      this.dir(deploymentId),
+      ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', ours, theirs],
+      { okCodes: [1] },
+    );
+    const parts = r.stdout.toString('utf8').split('\0');
+    if (r.code === 0) return { clean: true, tree: parts[0].trim() };
+    // After the tree id: the conflicted paths, then an empty field before the messages.
+    const files: string[] = [];
+    for (const part of parts.slice(1)) {
+      if (part === '') break;
+      files.push(part);
+    }
+    return { clean: false, files: [...new Set(files)] };
+  }
+
+  /** Whether git accepts `name` as a branch name (`git check-ref-format --branch`). */
+  static async isValidBranchName(name: string): Promise<boolean> {
+    if (name === '' || name.startsWith('-') || name.length > 200) return false;
+    const r = await git(null, ['check-ref-format', '--branch', name], { okCodes: [1, 128] });
+    return r.code === 0 && text(r) === name;
+  }
+
+  /** Pushes `commit` (null: deletes) to `branch` of a remote, unless the remote moved since `lease`. */
+  async push(
+    deploymentId: number,
+    url: string,
+    branch: string,
+    commit: string | null,
+    auth: RemoteAuth | null,
+    lease?: string | null,
+  ): Promise<void> {
+    const args = ['push', '--quiet', '--no-verify', '--porcelain'];
+    if (lease !== undefined) args.push(`--force-with-lease=${branchRef(branch)}:${lease ?? ''}`);
+    args.push(url, `${commit ?? ''}:${branchRef(branch)}`);
+    await git(this.dir(deploymentId), args, { env: authEnv(auth), timeoutMs: 60_000 });
+  }
+
+  /**
+   * Fetches `branch` of a remote into `refs/remotes/origin/<branch>` and answers its commit, or
+   * null when the remote has no such branch.
+   */
+  async fetch(
+    deploymentId: number,
+    url: string,
+    branch: string,
+    auth: RemoteAuth | null,
+  ): Promise<string | null> {
+    const dir = this.dir(deploymentId);
+    const env = authEnv(auth);
+    const ls = await git(dir, ['ls-remote', '--heads', url, branchRef(branch)], { env, timeoutMs: 60_000 });
+    if (text(ls) === '') return null;
+    const target = `refs/remotes/origin/${branch}`;
+    await git(dir, ['fetch', '--quiet', '--no-tags', url, `+${branchRef(branch)}:${target}`], {
+      env,
+      timeoutMs: 120_000,
+    });
+    return this.resolve(deploymentId, target);
+  }
+
+  /** A content hash of a set of files, the same whatever order they come in. */
+  static filesHash(files: Array<{ path: string; oid: string }>): string {
+    const h = createHash('sha1');
+    for (const f of [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)))
+      h.update(`${f.oid} ${f.path}\n`);
+    return h.digest('hex');
+  }
+}
+
+/**
+ * Credentials as configuration passed in the environment (`GIT_CONFIG_COUNT`), not on the command
+ * line, where any local user could read them in the process list.
+ */
+function authEnv(auth: RemoteAuth | null): Record<string, string> {
+  if (!auth) return {};
+  const basic = Buffer.from(`${auth.username}:${auth.password}`).toString('base64');
+  return {
+    GIT_CONFIG_COUNT: '1',
+    GIT_CONFIG_KEY_0: 'http.extraHeader',
+    GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
+  };
+}
+
+export { isZero };

@@ -1,0 +1,108 @@
+import { execFile } from 'node:child_process';
+
+/** What one git command printed, and how it ended. */
+export interface GitResult {
+  code: number;
+  stdout: Buffer;
+  stderr: string;
+}
+
+export interface GitOptions {
+  /** Bytes written to the command's standard input. */
+  input?: Buffer | string;
+  /** Extra environment (GIT_INDEX_FILE, author identity); the rest is a fixed minimal set. */
+  env?: Record<string, string>;
+  /** Exit codes that are answers rather than failures (`merge-tree` exits 1 on a conflict). */
+  okCodes?: number[];
+  /** `-c name=value` settings for this command only (an `http.extraHeader` carrying a token). */
+  settings?: Record<string, string>;
+  /** Longest the command may run, ms. */
+  timeoutMs?: number;
+}
+
+/** A git command that failed; `stderr` is git's own words, with any credentials removed. */
+export class GitError extends Error {
+  constructor(
+    readonly args: string[],
+    readonly code: number | null,
+    readonly stderr: string,
+  ) {
+    super(`git ${args[0] ?? ''} failed (${code ?? 'killed'}): ${stderr.trim().slice(0, 500)}`);
+  }
+}
+
+const ZERO = '0000000000000000000000000000000000000000';
+export const ZERO_OID = ZERO;
+
+/**
+ * The environment every git command runs with: nothing of the service's own (no secrets), no
+ * user or system configuration, no prompts, and a fixed identity for the commits plumbing makes
+ * (each commit names its author explicitly on top of this).
+ */
+function baseEnv(extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: '/nonexistent',
+    LANG: 'C',
+    LC_ALL: 'C',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_ASKPASS: '/bin/false',
+    GIT_SSH_COMMAND: 'ssh -o BatchMode=yes -o StrictHostKeyChecking=accept-new',
+    GIT_COMMITTER_NAME: 'Platform API',
+    GIT_COMMITTER_EMAIL: 'platform-api@localhost',
+    GIT_AUTHOR_NAME: 'Platform API',
+    GIT_AUTHOR_EMAIL: 'platform-api@localhost',
+    ...extra,
+  };
+}
+
+/** Removes anything that looks like a credential from git's messages before they go anywhere. */
+export function redact(text: string): string {
+  return text.replace(/(https?:\/\/)[^/@\s]+@/g, '$1***@').replace(/(authorization:\s*\w+\s+)\S+/gi, '$1***');
+}
+
+/**
+ * Runs `git --git-dir=<dir> <args>` with `execFile` (no shell). Plumbing is run this way, not
+ * through a wrapper library: exit codes are answers here (`merge-tree` 1 = conflict,
+ * `update-ref` failing = a lost compare-and-swap), and wrappers hide them.
+ */
+export function git(gitDir: string | null, args: string[], options: GitOptions = {}): Promise<GitResult> {
+  const settings = Object.entries(options.settings ?? {}).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
+  const full = [...settings, ...(gitDir ? [`--git-dir=${gitDir}`] : []), ...args];
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      'git',
+      full,
+      {
+        env: baseEnv(options.env),
+        encoding: 'buffer',
+        maxBuffer: 512 * 1024 * 1024,
+        timeout: options.timeoutMs ?? 120_000,
+        killSignal: 'SIGKILL',
+      },
+      (error, stdout, stderr) => {
+        const err = stderr.toString('utf8');
+        const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+        if (code !== null && (code === 0 || options.okCodes?.includes(code))) {
+          resolve({ code, stdout, stderr: err });
+          return;
+        }
+        if (error && typeof error.code === 'string') {
+          // ENOENT: git is not installed; the caller turns it into a 503.
+          reject(new GitError(args, null, `${error.code}: ${error.message}`));
+          return;
+        }
+        reject(new GitError(args, code, redact(err)));
+      },
+    );
+    if (options.input !== undefined) child.stdin?.end(options.input);
+    else child.stdin?.end();
+  });
+}
+
+/** The trimmed text of a command's output. */
+export const text = (result: GitResult): string => result.stdout.toString('utf8').trim();
+
+export const isZero = (oid: string | null | undefined): boolean => !oid || oid === ZERO;

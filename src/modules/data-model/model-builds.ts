@@ -1,0 +1,190 @@
+import { Injectable } from '@nestjs/common';
+import { Action } from '../../core/auth/action.js';
+import type { Principal } from '../../core/auth/principal.js';
+import type { JobContext } from '../../core/queue/job-context.js';
+import { defineJob, JobHandler } from '../../core/queue/job-definition.js';
+import { JobQueue } from '../../core/queue/job-queue.service.js';
+import { JobRuns } from '../../core/queue/job-runs.service.js';
+import { deploymentOwner, DeploymentsService } from '../deployments/deployments.service.js';
+import { ModelCompiler, type ModelFile } from './compiler/model-compiler.js';
+import { DataModelRepository } from './data-model.repository.js';
+import type { BuildStatusDto } from './dto/data-model.dto.js';
+import { branchRef, GitStore } from './git/git-store.js';
+import { rootPrefix } from './model-paths.js';
+import { ModelWorkspace, type ModelContext } from './model-workspace.js';
+
+export interface BuildPayload {
+  buildId: number;
+}
+
+/**
+ * One build of a deployment's branch at one commit: a job with a run record (its phases and log
+ * are what users watch), on the `builds` queue.
+ */
+export const BUILD_JOB = defineJob<BuildPayload>('deployment.build', {
+  queue: 'builds',
+  attempts: 5,
+  backoffMs: 5_000,
+  timeoutMs: 30 * 60_000,
+  concurrency: 4,
+  run: { maxClaims: 3 },
+  dedupeKey: (p) => `deployment.build:${p.buildId}`,
+});
+
+/** The files of a project, read from a commit (or a pending commit), for the compiler. */
+export async function readProject(git: GitStore, deploymentId: number, commit: string, prefix: string) {
+  const files = (await git.listFiles(deploymentId, commit)).filter((f) => f.path.startsWith(prefix));
+  const blobs = await git.readBlobs(
+    deploymentId,
+    files.map((f) => f.oid),
+  );
+  const model: ModelFile[] = files.map((f) => ({
+    fileName: f.path.slice(prefix.length),
+    content: blobs.get(f.oid)?.toString('utf8') ?? '',
+  }));
+  return { files, model, filesHash: GitStore.filesHash(files) };
+}
+
+/**
+ * Builds: recorded on every change of a branch (commit, merge, upload, pull, connect), run by the
+ * `deployment.build` job, which compiles the branch at the recorded commit with the model
+ * compiler and records `built` or `failed`.
+ */
+@Injectable()
+export class ModelBuilds {
+  constructor(
+    private readonly repository: DataModelRepository,
+    private readonly jobs: JobQueue,
+    private readonly runs: JobRuns,
+    private readonly git: GitStore,
+    private readonly compiler: ModelCompiler,
+    private readonly deployments: DeploymentsService,
+    private readonly workspace: ModelWorkspace,
+  ) {}
+
+  /**
+   * Records a build of `branch` at `commit` and its run, in the current unit of work; the job is
+   * handed to the queue after commit. Call `JobQueue.assertAvailable()` before the change.
+   */
+  async queue(
+    accountId: number,
+    deploymentId: number,
+    branch: string,
+    commit: string | null,
+    trigger: string,
+  ) {
+    const buildId = await this.repository.nextBuildId();
+    const { runId } = await this.jobs.enqueue(
+      BUILD_JOB,
+      { buildId },
+      { accountId, owner: deploymentOwner(deploymentId) },
+    );
+    await this.repository.insertBuild({
+      id: buildId,
+      accountId,
+      deploymentId,
+      branch,
+      trigger,
+      commitSha: commit,
+      runId: runId!,
+    });
+    return buildId;
+  }
+
+  /** `GET /deployments/{id}/build-status`: the latest build of a branch. */
+  async status(
+    actor: Principal,
+    deploymentId: number,
+    branchName: string | undefined,
+  ): Promise<BuildStatusDto> {
+    const ctx = await this.workspace.open(actor, deploymentId, Action.DeploymentRead);
+    let name = branchName;
+    if (name === undefined) {
+      name = (await this.activeOrDeploy(ctx)) ?? ctx.settings.deployBranchName;
+    }
+    const mode = name === ctx.settings.deployBranchName ? 'production' : 'dev_mode';
+    const base = { deploymentId, branchName: name, mode };
+    const head = await this.git.resolve(deploymentId, branchRef(name));
+    if (!head) {
+      return { ...base, status: 'failed', errorText: 'Bad branch', buildJobId: null, lastHash: null };
+    }
+    const build = await this.repository.latestBuild(deploymentId, name);
+    if (!build) return { ...base, status: 'none', buildJobId: null, lastHash: head };
+    const run = await this.runs.get(build.runId);
+    const status =
+      !run || run.status === 'queued' || run.status === 'running'
+        ? 'building'
+        : run.status === 'succeeded'
+          ? (build.outcome ?? 'built')
+          : run.status;
+    return {
+      ...base,
+      status,
+      buildJobId: build.id,
+      deploymentStatus: run?.status ?? null,
+      errorText: status === 'failed' ? (build.errorText ?? run?.error ?? null) : null,
+      filesHash: build.filesHash,
+      lastHash: build.commitSha,
+      updatedAt: (run?.finishedAt ?? run?.startedAt ?? build.createdAt.toISOString()) as string,
+    };
+  }
+
+  private async activeOrDeploy(ctx: ModelContext): Promise<string | null> {
+    return this.repository.activeBranch(ctx.deploymentId, ctx.actor.userId);
+  }
+
+  /**
+   * Runs one build from the beginning; safe to run again (a rerun compiles the same commit and
+   * records the same verdict). A build whose deployment is gone does nothing.
+   */
+  @JobHandler(BUILD_JOB)
+  async build(payload: BuildPayload, ctx: JobContext): Promise<void> {
+    const build = await this.repository.findBuild(payload.buildId);
+    if (!build) return;
+    let settings;
+    try {
+      settings = await this.deployments.gitSettings(build.accountId, build.deploymentId);
+    } catch {
+      return; // The deployment went away meanwhile.
+    }
+    await ctx.phase('checkout');
+    await this.workspace.prepare(build.accountId, settings);
+    const commit = build.commitSha ?? (await this.git.resolve(build.deploymentId, branchRef(build.branch)));
+    if (!commit) {
+      await this.repository.recordBuildOutcome(build.id, {
+        commitSha: null,
+        filesHash: null,
+        outcome: 'failed',
+        errorText: 'Bad branch',
+      });
+      ctx.fail(`Branch ${build.branch} does not exist`);
+    }
+    await ctx.log(`Checking out ${build.branch} at ${commit.slice(0, 12)}`);
+    const project = await readProject(
+      this.git,
+      build.deploymentId,
+      commit,
+      rootPrefix(settings.deployProjectRoot),
+    );
+    await ctx.throwIfCancelled();
+    await ctx.phase('compile');
+    await ctx.log(`Compiling ${project.model.length} files`);
+    const result = await this.compiler.compile(project.model);
+    await ctx.throwIfCancelled();
+    await ctx.phase('publish');
+    const errorText = result.valid
+      ? null
+      : result.errors.map((e) => (e.fileName ? `${e.fileName}: ${e.message}` : e.message)).join('\n');
+    await this.repository.recordBuildOutcome(build.id, {
+      commitSha: commit,
+      filesHash: project.filesHash,
+      outcome: result.valid ? 'built' : 'failed',
+      errorText,
+    });
+    if (!result.valid) {
+      await ctx.log(errorText ?? 'Compilation failed', 'error');
+      ctx.fail(`The model does not compile:\n${errorText}`.slice(0, 2000));
+    }
+    await ctx.log(`Built: ${result.cubesCount} cubes`);
+  }
+}

@@ -1,0 +1,297 @@
+import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { Action } from '../../core/auth/action.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { coreError } from '../../core/http/api-error.js';
+import { Database } from '../../core/database/database.js';
+import { buildPage, resolvePaging, type Page } from '../../core/http/pagination.js';
+import { JobQueue } from '../../core/queue/job-queue.service.js';
+import { ModelCompiler } from './compiler/model-compiler.js';
+import { dataModelError } from './data-model.errors.js';
+import { DataModelRepository } from './data-model.repository.js';
+import type {
+  CommitDto,
+  FileNodeDto,
+  ListFilesQueryDto,
+  RemoveFilesDto,
+  RenameFilesDto,
+  UpdateFilesDto,
+  ValidateQueryDto,
+  ValidationResponseDto,
+} from './dto/data-model.dto.js';
+import { branchRef, pendingRef, type TreeChanges } from './git/git-store.js';
+import { ModelBuilds, readProject } from './model-builds.js';
+import { fileTree, normalisePath } from './model-paths.js';
+import { ModelRemotes } from './model-remotes.js';
+import { ModelWorkspace, type Branch, type BranchState, type ModelContext } from './model-workspace.js';
+
+const sha1 = (content: Buffer): string => createHash('sha1').update(content).digest('hex');
+
+/**
+ * Files of a branch: reading the tree, pending writes on the caller's personal dev branch
+ * (`refs/pending/<branch>`, a commit over the head they started from), committing them as one
+ * commit, content hashes and validation.
+ */
+@Injectable()
+export class ModelFiles {
+  constructor(
+    private readonly db: Database,
+    private readonly ws: ModelWorkspace,
+    private readonly repository: DataModelRepository,
+    private readonly compiler: ModelCompiler,
+    private readonly builds: ModelBuilds,
+    private readonly remotes: ModelRemotes,
+    private readonly jobs: JobQueue,
+  ) {}
+
+  /** The commit whose files a reader of `branch` sees: the owner sees their pending changes. */
+  private readable(branch: Branch & BranchState): string | null {
+    return branch.isOwnDev && branch.pending ? branch.pending : branch.head;
+  }
+
+  async list(actor: Principal, deploymentId: number, query: ListFilesQueryDto): Promise<Page<FileNodeDto>> {
+    const ctx = await this.ws.open(actor, deploymentId, Action.SchemaRead);
+    const branch = await this.ws.target(ctx, { branchName: query.branchName }, 'active-or-deploy');
+    const commit = this.readable(branch);
+    let nodes: FileNodeDto[] = [];
+    if (commit) {
+      const files = (await this.ws.git.listFiles(deploymentId, commit)).filter((f) =>
+        f.path.startsWith(ctx.prefix),
+      );
+      const blobs = query.withContent
+        ? await this.ws.git.readBlobs(
+            deploymentId,
+            files.map((f) => f.oid),
+          )
+        : null;
+      nodes = fileTree(
+        files.map((f) => ({
+          path: f.path.slice(ctx.prefix.length),
+          content: blobs ? (blobs.get(f.oid)?.toString('utf8') ?? '') : undefined,
+        })),
+      );
+    }
+    // `first` pages the top-level nodes; without it the whole tree comes back.
+    const paging = resolvePaging({ first: query.first ?? Math.max(nodes.length, 1), after: query.after }, [
+      'string',
+    ]);
+    const after = paging.mode === 'cursor' && paging.after ? String(paging.after[0]) : null;
+    const rest = after === null ? nodes : nodes.filter((n) => n.path > after);
+    return buildPage(rest, paging, (n) => [n.path]);
+  }
+
+  async write(actor: Principal, deploymentId: number, dto: UpdateFilesDto): Promise<void> {
+    const files = dto.files.map((f, i) => ({
+      path: normalisePath(f.path, `files[${i}].path`),
+      content: Buffer.from(f.content, 'utf8'),
+    }));
+    this.assertDistinct(files.map((f) => f.path));
+    const ctx = await this.ws.open(actor, deploymentId, Action.SchemaUpdateDevBranches);
+    this.ws.assertLimits(
+      files.map((f) => ({ path: f.path, size: f.content.length })),
+      0,
+    );
+    const branch = await this.writable(ctx, dto);
+    const oids = await this.ws.git.writeBlobs(
+      deploymentId,
+      files.map((f) => f.content),
+    );
+    await this.changePending(ctx, branch, async (existing) => {
+      const changes: TreeChanges = new Map(files.map((f, i) => [ctx.prefix + f.path, oids[i]]));
+      const added = files.filter((f) => !existing.has(ctx.prefix + f.path)).length;
+      this.ws.assertLimits([], existing.size + added);
+      return changes;
+    });
+  }
+
+  async remove(actor: Principal, deploymentId: number, dto: RemoveFilesDto): Promise<void> {
+    const paths = dto.files.map((f, i) => normalisePath(f.path, `files[${i}].path`));
+    this.assertDistinct(paths);
+    const ctx = await this.ws.open(actor, deploymentId, Action.SchemaUpdateDevBranches);
+    const branch = await this.writable(ctx, dto);
+    await this.changePending(ctx, branch, async (existing) => {
+      const missing = paths.filter((p) => !existing.has(ctx.prefix + p));
+      if (missing.length > 0) {
+        throw dataModelError(
+          'file_not_found',
+          `No such file on ${branch.name}: ${missing.map((p) => `/${p}`).join(', ')}`,
+        );
+      }
+      return new Map(paths.map((p) => [ctx.prefix + p, null]));
+    });
+  }
+
+  async rename(actor: Principal, deploymentId: number, dto: RenameFilesDto): Promise<void> {
+    const moves = dto.files.map((f, i) => ({
+      from: normalisePath(f.path, `files[${i}].path`),
+      to: normalisePath(f.newPath, `files[${i}].newPath`),
+    }));
+    this.assertDistinct(moves.map((m) => m.from));
+    this.assertDistinct(moves.map((m) => m.to));
+    const ctx = await this.ws.open(actor, deploymentId, Action.SchemaUpdateDevBranches);
+    const branch = await this.writable(ctx, dto);
+    await this.changePending(ctx, branch, async (existing) => {
+      const changes: TreeChanges = new Map();
+      const moving = new Set(moves.map((m) => ctx.prefix + m.from));
+      for (const m of moves) {
+        const oid = existing.get(ctx.prefix + m.from);
+        if (!oid) throw dataModelError('file_not_found', `No such file on ${branch.name}: /${m.from}`);
+        if (m.to !== m.from && existing.has(ctx.prefix + m.to) && !moving.has(ctx.prefix + m.to)) {
+          throw dataModelError('file_exists', `/${m.to} exists already on ${branch.name}`);
+        }
+      }
+      for (const m of moves) if (!changes.has(ctx.prefix + m.from)) changes.set(ctx.prefix + m.from, null);
+      for (const m of moves) changes.set(ctx.prefix + m.to, existing.get(ctx.prefix + m.from)!);
+      return changes;
+    });
+  }
+
+  /**
+   * Records the pending changes of the caller's dev branch as one commit (pushed first when a
+   * repository is connected: a refused push changes nothing), then queues its build.
+   */
+  async commit(actor: Principal, deploymentId: number, dto: CommitDto): Promise<void> {
+    const ctx = await this.ws.open(actor, deploymentId, Action.SchemaUpdateDevBranches);
+    const branch = await this.writable(ctx, { branchName: dto.branchName });
+    this.jobs.assertAvailable();
+    await this.db.transaction(async () => {
+      let pendingAt: string | null = null;
+      const committed = await this.ws.moveRef(ctx, branch.name, branchRef(branch.name), async (head) => {
+        const pending = await this.ws.git.resolve(deploymentId, pendingRef(branch.name));
+        pendingAt = pending;
+        if (!pending) return null;
+        const base = await this.ws.git.parentOf(deploymentId, pending);
+        let tree = await this.ws.git.treeOf(deploymentId, pending);
+        if (head && base !== head) {
+          // The branch moved under the pending changes (a pull): merge them onto its head.
+          const merged = await this.ws.git.merge(deploymentId, head, pending);
+          if (merged.clean) tree = merged.tree;
+          else if (!dto.resolveMergeConflict) {
+            throw dataModelError(
+              'merge_conflict',
+              `Your changes conflict with ${branch.name} in: ${merged.files.join(', ')}; ` +
+                'send resolveMergeConflict: true to keep your version',
+            );
+          }
+        }
+        // Pending changes that undo themselves make no commit.
+        if (head && tree === (await this.ws.git.treeOf(deploymentId, head))) return null;
+        const next = await this.ws.git.commit(
+          deploymentId,
+          tree,
+          head ? [head] : [],
+          dto.message?.trim() || 'Update the data model',
+          this.ws.author(ctx),
+        );
+        await this.remotes.push(ctx, branch.name, next, head);
+        return { next, result: next };
+      });
+      if (pendingAt) await this.ws.git.updateRef(deploymentId, pendingRef(branch.name), null, pendingAt);
+      if (committed) await this.builds.queue(ctx.accountId, deploymentId, branch.name, committed, 'commit');
+      if (dto.exitDevMode) await this.repository.leaveDevMode(deploymentId, actor.userId);
+    });
+  }
+
+  /** Content hashes (SHA-1 of each file) of a branch, keyed by project-relative path. */
+  async hashes(
+    ctx: ModelContext,
+    branch: Branch & BranchState,
+    prefix: string,
+  ): Promise<Record<string, { hash: string }>> {
+    const commit = this.readable(branch);
+    const out: Record<string, { hash: string }> = {};
+    if (!commit) return out;
+    const files = (await this.ws.git.listFiles(ctx.deploymentId, commit)).filter((f) =>
+      f.path.startsWith(prefix),
+    );
+    const blobs = await this.ws.git.readBlobs(
+      ctx.deploymentId,
+      files.map((f) => f.oid),
+    );
+    for (const f of files)
+      out[f.path.slice(prefix.length)] = { hash: sha1(blobs.get(f.oid) ?? Buffer.alloc(0)) };
+    return out;
+  }
+
+  async validate(
+    actor: Principal,
+    deploymentId: number,
+    query: ValidateQueryDto,
+  ): Promise<ValidationResponseDto> {
+    if (query.branchName !== undefined && query.devMode) {
+      throw coreError('validation_failed', ['branchName and devMode are mutually exclusive']);
+    }
+    const ctx = await this.ws.open(actor, deploymentId, Action.SchemaRead);
+    const branch = query.devMode
+      ? await this.ws.target(ctx, {})
+      : await this.ws.branch(ctx, query.branchName ?? ctx.settings.deployBranchName);
+    const commit = this.readable(branch);
+    const model = commit ? (await readProject(this.ws.git, deploymentId, commit, ctx.prefix)).model : [];
+    const result = await this.compiler.compile(model);
+    return {
+      deploymentId,
+      branchName: branch.name,
+      mode: branch.isDeploy ? 'production' : 'dev_mode',
+      valid: result.valid,
+      errors: result.errors,
+      cubesCount: result.cubesCount,
+    };
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+
+  /** The branch a file write goes to: only the caller's personal dev branch accepts one. */
+  private async writable(
+    ctx: ModelContext,
+    ref: { branchName?: string | null; branchId?: number | null },
+  ): Promise<Branch & BranchState> {
+    const branch = await this.ws.target(ctx, ref);
+    if (!branch.isOwnDev) {
+      throw dataModelError(
+        'branch_not_writable',
+        `${branch.name} is not your personal dev branch; files are written in dev mode only (POST /dev-mode)`,
+      );
+    }
+    return branch;
+  }
+
+  private assertDistinct(paths: string[]): void {
+    const seen = new Set<string>();
+    for (const p of paths) {
+      if (seen.has(p)) throw dataModelError('invalid_path', `/${p} is listed twice`);
+      seen.add(p);
+    }
+  }
+
+  /**
+   * Applies changes to the pending commit of a dev branch, under its lock: `plan` sees the files
+   * as they are now (path -> blob) and answers the changes, or throws to change nothing.
+   */
+  private async changePending(
+    ctx: ModelContext,
+    branch: Branch,
+    plan: (existing: Map<string, string>) => Promise<TreeChanges>,
+  ): Promise<void> {
+    const git = this.ws.git;
+    await this.ws.moveRef(ctx, branch.name, pendingRef(branch.name), async (pending) => {
+      const head = await git.resolve(ctx.deploymentId, branchRef(branch.name));
+      const current = pending ?? head;
+      const existing = new Map(
+        current ? (await git.listFiles(ctx.deploymentId, current)).map((f) => [f.path, f.oid] as const) : [],
+      );
+      const changes = await plan(existing);
+      const baseTree = current ? await git.treeOf(ctx.deploymentId, current) : null;
+      const tree = await git.writeTree(ctx.deploymentId, baseTree, changes);
+      if (tree === baseTree) return null;
+      const base = pending ? await git.parentOf(ctx.deploymentId, pending) : head;
+      const next = await git.commit(
+        ctx.deploymentId,
+        tree,
+        base ? [base] : [],
+        'Pending changes',
+        this.ws.author(ctx),
+      );
+      return { next, result: next };
+    });
+  }
+}

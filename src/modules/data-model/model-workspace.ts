@@ -1,0 +1,242 @@
+import { createHash } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { Action } from '../../core/auth/action.js';
+import { AccessService } from '../../core/auth/access.service.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { AppConfig } from '../../core/config/app-config.js';
+import { Database } from '../../core/database/database.js';
+import { notFound } from '../../core/http/not-found.js';
+import { DeploymentsService, type DeploymentGitSettings } from '../deployments/deployments.service.js';
+import { dataModelError } from './data-model.errors.js';
+import { DataModelRepository, type BranchRow } from './data-model.repository.js';
+import { GitError } from './git/git.js';
+import { branchRef, GitStore, pendingRef, type CommitAuthor, type TreeChanges } from './git/git-store.js';
+import { rootPrefix } from './model-paths.js';
+import { STARTER_FILES } from './starter-project.js';
+
+/** A deployment's model as one request sees it: who asks, where its files live. */
+export interface ModelContext {
+  actor: Principal;
+  accountId: number;
+  deploymentId: number;
+  settings: DeploymentGitSettings;
+  /** Repository-relative prefix of the project (`''` or `analytics/`). */
+  prefix: string;
+}
+
+/** A branch as the model sees it: its row and what kind of branch it is for the caller. */
+export interface Branch extends BranchRow {
+  isDeploy: boolean;
+  /** A personal dev-mode branch of the caller: the only kind that accepts file writes. */
+  isOwnDev: boolean;
+}
+
+/** The state of a branch to read files from: its head and, for pending work, the pending commit. */
+export interface BranchState {
+  head: string | null;
+  pending: string | null;
+}
+
+const MAX_CAS_ATTEMPTS = 5;
+
+/**
+ * The shared ground of the data-model services: access to a deployment's model, its repository
+ * (created on first use, with the starter project on its deploy branch), branch lookups, and the
+ * one way to change a branch: under the branch's lock, with a compare-and-swap of its ref.
+ */
+@Injectable()
+export class ModelWorkspace {
+  private readonly logger = new Logger('DataModel');
+  /** Repositories known to be set up in this process (`<deployment>:<deploy branch>`). */
+  private readonly ready = new Set<string>();
+
+  constructor(
+    private readonly db: Database,
+    private readonly access: AccessService,
+    private readonly deployments: DeploymentsService,
+    private readonly repository: DataModelRepository,
+    readonly git: GitStore,
+    private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * Checks the caller may do `action` on the deployment's model (404 when they cannot see the
+   * deployment, 403 when they may not act) and makes sure its repository exists.
+   */
+  async open(actor: Principal, deploymentId: number, action: Action): Promise<ModelContext> {
+    await this.access.requireAccess(actor, 'Deployment', deploymentId, action);
+    const settings = await this.deployments.gitSettings(actor.accountId, deploymentId);
+    const ctx = {
+      actor,
+      accountId: actor.accountId,
+      deploymentId,
+      settings,
+      prefix: rootPrefix(settings.deployProjectRoot),
+    };
+    await this.prepare(ctx.accountId, settings);
+    return ctx;
+  }
+
+  /** 403 unless the caller holds `action` on the deployment (beyond the one `open` checked). */
+  async require(ctx: ModelContext, action: Action): Promise<void> {
+    await this.access.requireAccess(ctx.actor, 'Deployment', ctx.deploymentId, action);
+  }
+
+  /**
+   * The repository of a deployment, created on first use; a deployment not created from a
+   * git host gets the starter project committed on its deploy branch. Idempotent and safe to
+   * race: the deploy branch is created with a compare-and-swap from "absent".
+   */
+  async prepare(accountId: number, settings: DeploymentGitSettings): Promise<void> {
+    const key = `${settings.id}:${settings.deployBranchName}`;
+    if (this.ready.has(key)) return;
+    try {
+      await this.git.ensure(settings.id);
+      const ref = branchRef(settings.deployBranchName);
+      if (!(await this.git.resolve(settings.id, ref)) && settings.creationMethod !== 'github') {
+        const contents = STARTER_FILES.map((f) => Buffer.from(f.content));
+        const oids = await this.git.writeBlobs(settings.id, contents);
+        const prefix = rootPrefix(settings.deployProjectRoot);
+        const changes: TreeChanges = new Map(STARTER_FILES.map((f, i) => [prefix + f.path, oids[i]]));
+        const tree = await this.git.writeTree(settings.id, null, changes);
+        const commit = await this.git.commit(settings.id, tree, [], 'Starter project', {
+          name: 'Platform API',
+          email: 'platform-api@localhost',
+        });
+        // Lost the race: another request created it; theirs stands.
+        await this.git.updateRef(settings.id, ref, commit, null);
+      }
+      await this.repository.insertBranch(accountId, settings.id, {
+        name: settings.deployBranchName,
+        parentName: null,
+        kind: 'shared',
+        ownerUserId: null,
+      });
+    } catch (err) {
+      throw this.gitFailure(err);
+    }
+    this.ready.add(key);
+  }
+
+  /** Forgets the set-up state of a deployment (its repository is about to go). */
+  forget(deploymentId: number): void {
+    for (const key of this.ready) if (key.startsWith(`${deploymentId}:`)) this.ready.delete(key);
+  }
+
+  // --- Branches -------------------------------------------------------------------------------------
+
+  /** A branch by name, or 404 `branch_not_found`. The ref decides: a row alone is not a branch. */
+  async branch(ctx: ModelContext, name: string): Promise<Branch & BranchState> {
+    const row = await this.repository.branch(ctx.deploymentId, name);
+    const head = await this.git.resolve(ctx.deploymentId, branchRef(name));
+    if (!head && !(row && name === ctx.settings.deployBranchName)) throw notFound('Branch', name);
+    const pending = await this.git.resolve(ctx.deploymentId, pendingRef(name));
+    const base: BranchRow = row ?? {
+      // A ref made outside the API (pushed by hand): a shared branch without a parent.
+      id: 0,
+      name,
+      parentName: null,
+      kind: 'shared',
+      ownerUserId: null,
+      stagingEnabled: false,
+    };
+    return { ...this.describe(ctx, base), head, pending };
+  }
+
+  /** A branch by its row id, or 404. */
+  async branchById(ctx: ModelContext, id: number): Promise<Branch & BranchState> {
+    const row = await this.repository.branchById(ctx.deploymentId, id);
+    if (!row) throw notFound('Branch', id);
+    return this.branch(ctx, row.name);
+  }
+
+  describe(ctx: ModelContext, row: BranchRow): Branch {
+    return {
+      ...row,
+      isDeploy: row.name === ctx.settings.deployBranchName,
+      isOwnDev: row.kind === 'dev' && row.ownerUserId === ctx.actor.userId,
+    };
+  }
+
+  /** The branch a request addresses: `branchName`, else `branchId`, else the caller's active one. */
+  async target(
+    ctx: ModelContext,
+    ref: { branchName?: string | null; branchId?: number | null },
+    fallback: 'active' | 'active-or-deploy' = 'active',
+  ): Promise<Branch & BranchState> {
+    if (ref.branchName !== undefined && ref.branchName !== null) {
+      if (ref.branchName.trim() === '')
+        throw dataModelError('invalid_branch_name', 'branchName must not be empty');
+      return this.branch(ctx, ref.branchName);
+    }
+    if (ref.branchId !== undefined && ref.branchId !== null) return this.branchById(ctx, ref.branchId);
+    const active = await this.repository.activeBranch(ctx.deploymentId, ctx.actor.userId);
+    if (active) return this.branch(ctx, active);
+    if (fallback === 'active-or-deploy') return this.branch(ctx, ctx.settings.deployBranchName);
+    throw dataModelError(
+      'not_in_dev_mode',
+      'You are not in dev mode on this deployment: POST /dev-mode first, or name the branch',
+    );
+  }
+
+  /** The personal dev branch of `userId` forked from `source`. */
+  devBranchName(userId: number, source: string): string {
+    return `dev-${userId}-${createHash('sha1').update(source).digest('hex').slice(0, 8)}`;
+  }
+
+  // --- Writing --------------------------------------------------------------------------------------
+
+  /**
+   * Moves a ref of a branch under the branch's lock: `change` reads the current commit and
+   * answers the next one (or null to leave it), and the ref is moved with a compare-and-swap.
+   * The lock is a PostgreSQL advisory lock held for the unit of work, so writers of one branch
+   * take turns in every process; a lost compare-and-swap (a writer outside the API) is retried.
+   */
+  async moveRef<T>(
+    ctx: ModelContext,
+    branch: string,
+    ref: string,
+    change: (current: string | null) => Promise<{ next: string | null; result: T } | null>,
+  ): Promise<T | null> {
+    return this.db.transaction(async () => {
+      await this.repository.lockBranch(ctx.deploymentId, branch);
+      for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+        const current = await this.git.resolve(ctx.deploymentId, ref);
+        const decided = await change(current);
+        if (!decided) return null;
+        if (decided.next === current) return decided.result;
+        if (await this.git.updateRef(ctx.deploymentId, ref, decided.next, current)) return decided.result;
+      }
+      throw dataModelError('conflict', `Branch ${branch} kept changing under this request; retry`);
+    });
+  }
+
+  author(ctx: ModelContext): CommitAuthor {
+    return { name: ctx.actor.email, email: ctx.actor.email };
+  }
+
+  /** Checks a set of files against the size and count limits. */
+  assertLimits(files: Array<{ path: string; size: number }>, total: number): void {
+    const { maxFileBytes, maxFiles } = this.config.dataModel;
+    const big = files.find((f) => f.size > maxFileBytes);
+    if (big) {
+      throw dataModelError(
+        'file_too_large',
+        `${big.path} is ${big.size} bytes; files may be at most ${maxFileBytes} bytes`,
+      );
+    }
+    if (total > maxFiles) {
+      throw dataModelError(
+        'too_many_files',
+        `The branch would hold ${total} files; the most allowed is ${maxFiles}`,
+      );
+    }
+  }
+
+  /** A git failure as an API error: git missing is 503; anything else is logged and 503 too. */
+  gitFailure(err: unknown): unknown {
+    if (!(err instanceof GitError)) return err;
+    this.logger.error(`git failed: ${err.message}`);
+    return dataModelError('service_unavailable', 'The data model repository is unavailable; retry shortly');
+  }
+}
