@@ -68,7 +68,7 @@ export const ERROR_CODES = {
   folder_not_found: { status: 404, meaning: 'No such folder visible to the caller.' },
   github_installation_not_found: {
     status: 404,
-    meaning: 'No such installation of the GitHub App.',
+    meaning: 'No such installation of the GitHub App, or it is not linked to the caller’s account.',
   },
   github_repository_not_found: {
     status: 404,
@@ -145,7 +145,8 @@ export const ERROR_CODES = {
   not_in_dev_mode: { status: 400, meaning: 'The caller has no active dev-mode branch.' },
   staging_not_allowed: {
     status: 400,
-    meaning: 'Only shared branches (not personal dev branches or the deploy branch) have staging environments.',
+    meaning:
+      'Only shared branches (not personal dev branches or the deploy branch) have staging environments.',
   },
   invalid_path: {
     status: 400,
@@ -180,6 +181,16 @@ export const ERROR_CODES = {
   github_unavailable: {
     status: 502,
     meaning: 'GitHub’s API failed or could not be reached; retry shortly.',
+  },
+  invalid_github_state: {
+    status: 400,
+    meaning:
+      'A GitHub App setup redirect whose `state` is missing, altered, not issued by this service, or expired.',
+  },
+  github_link_unverified: {
+    status: 400,
+    meaning:
+      'GitHub reports no install or change of the installation since the `state` was issued, so the redirect does not prove who made it.',
   },
   compiler_unavailable: {
     status: 503,

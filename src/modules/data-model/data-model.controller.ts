@@ -12,7 +12,15 @@ import {
   UseInterceptors,
 } from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
-import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiExtraModels,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
@@ -87,6 +95,7 @@ function legacy<T>(page: Page<T>): Page<T> & { data: T[] } {
 }
 
 @ApiTags('Data Model')
+@ApiExtraModels(FileHashDto)
 @UseFilters(DeploymentScopeFilter)
 @Controller('build/api/v1/deployments/:deploymentId')
 export class DataModelController {
@@ -171,7 +180,7 @@ export class DataModelController {
     description: 'path -> {hash}, the SHA-1 of each file’s content, for uploading only what changed.',
   })
   @ApiOkResponse({
-    schema: { type: 'object', additionalProperties: { $ref: '#/components/schemas/FileHashDto' } },
+    schema: { type: 'object', additionalProperties: { $ref: getSchemaPath(FileHashDto) } },
   })
   @ApiErrors('validation_failed', 'deployment_not_found', 'branch_not_found', 'not_in_dev_mode')
   fileHashes(

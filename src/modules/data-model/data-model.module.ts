@@ -43,11 +43,12 @@ class ModelLifecycle implements OnModuleInit {
       created: async (d) => {
         await this.builds.queue(d.accountId, d.id, d.deployBranchName, null, 'creation');
       },
-      deleted: async (_accountId, deploymentId) => {
+      deleted: (_accountId, deploymentId) => {
         this.db.afterCommit(async () => {
           this.workspace.forget(deploymentId);
           await this.git.destroy(deploymentId);
         });
+        return Promise.resolve();
       },
     });
   }

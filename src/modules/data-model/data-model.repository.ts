@@ -50,7 +50,6 @@ export interface NewBuild {
   runId: string;
 }
 
-
 const BRANCH_COLUMNS = `id, name, parent_name AS "parentName", kind, owner_user_id AS "ownerUserId",
   staging_enabled AS "stagingEnabled"`;
 

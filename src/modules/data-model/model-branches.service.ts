@@ -151,7 +151,10 @@ export class ModelBranches {
       });
       if (!inserted || !(await this.ws.git.updateRef(deploymentId, branchRef(dto.name), from.head, null))) {
         // git cannot hold both `a` and `a/b`: such a name is taken as much as an equal one.
-        throw dataModelError('branch_exists', `Branch ${dto.name} exists, or clashes with a branch named like its path`);
+        throw dataModelError(
+          'branch_exists',
+          `Branch ${dto.name} exists, or clashes with a branch named like its path`,
+        );
       }
     });
     if (dto.activate || dto.enterDevMode) return this.enterDevMode(ctx, await this.ws.branch(ctx, dto.name));

@@ -125,7 +125,7 @@ export class ModelBuilds {
       errorText: status === 'failed' ? (build.errorText ?? run?.error ?? null) : null,
       filesHash: build.filesHash,
       lastHash: build.commitSha,
-      updatedAt: (run?.finishedAt ?? run?.startedAt ?? build.createdAt.toISOString()) as string,
+      updatedAt: run?.finishedAt ?? run?.startedAt ?? build.createdAt.toISOString(),
     };
   }
 

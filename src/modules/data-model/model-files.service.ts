@@ -96,7 +96,7 @@ export class ModelFiles {
       deploymentId,
       files.map((f) => f.content),
     );
-    await this.changePending(ctx, branch, async (existing) => {
+    await this.changePending(ctx, branch, (existing) => {
       const changes: TreeChanges = new Map(files.map((f, i) => [ctx.prefix + f.path, oids[i]]));
       const added = files.filter((f) => !existing.has(ctx.prefix + f.path)).length;
       this.ws.assertLimits([], existing.size + added);
@@ -109,7 +109,7 @@ export class ModelFiles {
     this.assertDistinct(paths);
     const ctx = await this.ws.open(actor, deploymentId, Action.SchemaUpdateDevBranches);
     const branch = await this.writable(ctx, dto);
-    await this.changePending(ctx, branch, async (existing) => {
+    await this.changePending(ctx, branch, (existing) => {
       const missing = paths.filter((p) => !existing.has(ctx.prefix + p));
       if (missing.length > 0) {
         throw dataModelError(
@@ -130,7 +130,7 @@ export class ModelFiles {
     this.assertDistinct(moves.map((m) => m.to));
     const ctx = await this.ws.open(actor, deploymentId, Action.SchemaUpdateDevBranches);
     const branch = await this.writable(ctx, dto);
-    await this.changePending(ctx, branch, async (existing) => {
+    await this.changePending(ctx, branch, (existing) => {
       const changes: TreeChanges = new Map();
       const moving = new Set(moves.map((m) => ctx.prefix + m.from));
       for (const m of moves) {
@@ -270,7 +270,7 @@ export class ModelFiles {
   private async changePending(
     ctx: ModelContext,
     branch: Branch,
-    plan: (existing: Map<string, string>) => Promise<TreeChanges>,
+    plan: (existing: Map<string, string>) => TreeChanges,
   ): Promise<void> {
     const git = this.ws.git;
     await this.ws.moveRef(ctx, branch.name, pendingRef(branch.name), async (pending) => {
@@ -279,7 +279,7 @@ export class ModelFiles {
       const existing = new Map(
         current ? (await git.listFiles(ctx.deploymentId, current)).map((f) => [f.path, f.oid] as const) : [],
       );
-      const changes = await plan(existing);
+      const changes = plan(existing);
       const baseTree = current ? await git.treeOf(ctx.deploymentId, current) : null;
       const tree = await git.writeTree(ctx.deploymentId, baseTree, changes);
       if (tree === baseTree) return null;

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PageInfoDto, PageQueryDto } from '../../../core/http/pagination.js';
 import { BoolField, IntField, NestedField, ObjectField, StringField } from '../../../core/http/validation.js';
+import { MAX_GITHUB_ID } from '../github/dto/github.dto.js';
 
 const BRANCH_NAME = { maxLength: 255, example: 'feature/orders' } as const;
 const PATH = { minLength: 1, maxLength: 1024, example: '/model/cubes/orders.yml' } as const;
@@ -326,7 +327,8 @@ export class BuildStatusDto {
 // --- Remote ------------------------------------------------------------------------------------------
 
 export class ConnectGitHubDto {
-  @IntField({ min: 1, description: 'The GitHub App installation' }) installationId: number;
+  @IntField({ min: 1, max: MAX_GITHUB_ID, description: 'The GitHub App installation' })
+  installationId: number;
 
   @StringField({
     minLength: 1,

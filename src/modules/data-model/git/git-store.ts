@@ -268,9 +268,14 @@ export class GitStore {
 
   /** Whether git accepts `name` as a branch name (`git check-ref-format --branch`). */
   static async isValidBranchName(name: string): Promise<boolean> {
-    if (name === '' || name.startsWith('-') || name.length > 200) return false;
-    const r = await git(null, ['check-ref-format', '--branch', name], { okCodes: [1, 128] });
-    return r.code === 0 && text(r) === name;
+    // `git branch` refuses `@` (HEAD's shorthand) although the ref would be well-formed.
+    if (name === '' || name === '@' || name.startsWith('-') || name.length > 200) return false;
+    // `--branch` applies the rules for names users type (no leading dash, no `@{-1}`); the full ref
+    // form applies the rules for refs (`@` alone is not one).
+    const asBranch = await git(null, ['check-ref-format', '--branch', name], { okCodes: [1, 128] });
+    if (asBranch.code !== 0 || text(asBranch) !== name) return false;
+    const asRef = await git(null, ['check-ref-format', branchRef(name)], { okCodes: [1, 128] });
+    return asRef.code === 0;
   }
 
   /** Pushes `commit` (null: deletes) to `branch` of a remote, unless the remote moved since `lease`. */

@@ -94,7 +94,9 @@ export function git(gitDir: string | null, args: string[], options: GitOptions =
           reject(new GitError(args, null, `${error.code}: ${error.message}`));
           return;
         }
-        reject(new GitError(args, code, redact(err)));
+        // `push --porcelain` reports why a ref was refused on standard output.
+        const out = stdout.toString('utf8').slice(0, 2000).trim();
+        reject(new GitError(args, code, redact(out ? `${err}\n${out}` : err)));
       },
     );
     if (options.input !== undefined) child.stdin?.end(options.input);
