@@ -10,6 +10,7 @@ import { JobRuns1764200000400 } from './1764200000400-JobRuns.js';
 import { ReportCounts1764300000000 } from './1764300000000-ReportCounts.js';
 import { PrincipalChanges1764300000100 } from './1764300000100-PrincipalChanges.js';
 import { DataModel1764400000000 } from './1764400000000-DataModel.js';
+import { GitHubInstallations1764400000100 } from './1764400000100-GitHubInstallations.js';
 
 /** Every migration, in order. Listed explicitly: ESM builds cannot rely on globbing. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   ReportCounts1764300000000,
   PrincipalChanges1764300000100,
   DataModel1764400000000,
+  GitHubInstallations1764400000100,
 ];

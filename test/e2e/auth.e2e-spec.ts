@@ -30,10 +30,11 @@ describe('authentication', () => {
     }
   });
 
-  it('serves only the probes, the two credential exchanges and the Swagger UI without a token', async () => {
+  it('serves only the probes, the credential exchanges and redirects, and the Swagger UI without a token', async () => {
     const publicOps = operations(t.app.get(OpenApiDocument).get()).filter((o) => o.public);
     expect(publicOps.map((o) => o.path).sort()).toEqual([
       '/api/v1/embed/session/token',
+      '/api/v1/github/setup',
       '/api/v1/oauth/callback',
       '/health/live',
       '/health/ready',

@@ -31,6 +31,7 @@ describe('OpenAPI document and Swagger UI', () => {
    * token; the embed dashboard takes an embed token only.
    */
   const PUBLIC_PATHS = new Set([
+    '/api/v1/github/setup',
     '/health/live',
     '/health/ready',
     '/api/v1/embed/session/token',

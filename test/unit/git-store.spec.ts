@@ -90,10 +90,11 @@ describe('GitStore (real git)', () => {
     expect(
       execFileSync('git', [`--git-dir=${remote}`, 'rev-parse', 'main'], { encoding: 'utf8' }).trim(),
     ).toBe(head);
-    // A push whose lease is stale is refused.
-    const next = await commitFiles(1, { z: 'z' }, head);
-    await expect(git.push(1, `file://${remote}`, 'main', next, null, next)).rejects.toThrow(
-      /stale info|rejected/,
+    // A push that does not descend from what the remote holds is refused.
+    const parent = (await git.parentOf(1, head))!;
+    const diverged = await commitFiles(1, { z: 'z' }, parent);
+    await expect(git.push(1, `file://${remote}`, 'main', diverged, null)).rejects.toThrow(
+      /rejected|non-fast-forward|fetch first/,
     );
     expect(await git.fetch(1, `file://${remote}`, 'main', null)).toBe(head);
     expect(await git.fetch(1, `file://${remote}`, 'nope', null)).toBeNull();

@@ -23,6 +23,7 @@ import type {
 import type { DeploymentDto } from '../deployments/dto/deployment.dto.js';
 import { branchRef, GitStore, pendingRef } from './git/git-store.js';
 import { GitHost } from './github/github.client.js';
+import { GitHubInstallations } from './github/github-installations.service.js';
 import { ModelBuilds } from './model-builds.js';
 import { rootPrefix } from './model-paths.js';
 import { ModelRemotes } from './model-remotes.js';
@@ -46,6 +47,7 @@ export class ModelBranches {
     private readonly jobs: JobQueue,
     private readonly host: GitHost,
     private readonly deployments: DeploymentsService,
+    private readonly installations: GitHubInstallations,
   ) {}
 
   // --- Listing ------------------------------------------------------------------------------------
@@ -315,7 +317,7 @@ export class ModelBranches {
             this.ws.author(ctx),
           );
         }
-        await this.remotes.push(ctx, target.name, commit, head);
+        await this.remotes.push(ctx, target.name, commit);
         return { next: commit, result: commit };
       });
       if (next) await this.builds.queue(ctx.accountId, ctx.deploymentId, target.name, next, 'merge');
@@ -360,7 +362,7 @@ export class ModelBranches {
           `Merge ${remote.repository} ${dto.branchName}`,
           this.ws.author(ctx),
         );
-        await this.remotes.push(ctx, dto.branchName, commit, fetched);
+        await this.remotes.push(ctx, dto.branchName, commit);
         return { next: commit, result: commit };
       });
       if (!next) return { buildTriggered: false };
@@ -382,6 +384,8 @@ export class ModelBranches {
    */
   async connect(actor: Principal, deploymentId: number, dto: ConnectGitHubDto): Promise<DeploymentDto> {
     const ctx = await this.ws.open(actor, deploymentId, Action.SchemaUpdate);
+    // Only an installation this account linked (GitHub's Setup URL) may be connected.
+    await this.installations.requireLinked(ctx.accountId, dto.installationId);
     const repo = dto.isNewRepo
       ? await this.host.createRepository(dto.installationId, dto.name, { private: dto.private ?? true })
       : await this.host.repository(dto.installationId, dto.name);

@@ -183,7 +183,7 @@ export class ModelFiles {
           dto.message?.trim() || 'Update the data model',
           this.ws.author(ctx),
         );
-        await this.remotes.push(ctx, branch.name, next, head);
+        await this.remotes.push(ctx, branch.name, next);
         return { next, result: next };
       });
       if (pendingAt) await this.ws.git.updateRef(deploymentId, pendingRef(branch.name), null, pendingAt);

@@ -34,14 +34,14 @@ export class ModelRemotes {
 
   /**
    * Pushes `commit` to `branch` of the connected repository (null deletes it), if one is
-   * connected, unless the remote branch moved from `lease`. A refusal is 502 `remote_failed`
-   * and the caller changes nothing.
+   * connected. The push is never forced: a remote branch that moved on refuses it. A refusal is
+   * 502 `remote_failed` and the caller changes nothing.
    */
-  async push(ctx: ModelContext, branch: string, commit: string | null, lease?: string | null): Promise<void> {
+  async push(ctx: ModelContext, branch: string, commit: string | null): Promise<void> {
     const remote = await this.remote(ctx);
     if (!remote) return;
     try {
-      await this.git.push(ctx.deploymentId, remote.url, branch, commit, await this.auth(remote), lease);
+      await this.git.push(ctx.deploymentId, remote.url, branch, commit, await this.auth(remote));
     } catch (err) {
       if (commit === null && err instanceof GitError && /remote ref does not exist/.test(err.stderr)) return;
       throw this.failure(err, `push to ${remote.repository}`);

@@ -67,6 +67,8 @@ export class ModelUploads {
 
   async start(actor: Principal, deploymentId: number, query: UploadQueryDto): Promise<UploadStartDto> {
     const { ctx, branch, prefix } = await this.open(actor, deploymentId, query);
+    // Abandoned uploads are forgotten here; their blobs are unreferenced and git prunes them.
+    await this.repository.deleteExpiredUploads();
     const id = await this.repository.insertUpload({
       accountId: ctx.accountId,
       deploymentId,
@@ -165,7 +167,7 @@ export class ModelUploads {
           dto.commitMessage?.trim() || 'Upload from the command line',
           this.ws.author(ctx),
         );
-        await this.remotes.push(ctx, branch.name, commit, head);
+        await this.remotes.push(ctx, branch.name, commit);
         return { next: commit, result: commit };
       });
       await this.repository.deleteUpload(upload.id);

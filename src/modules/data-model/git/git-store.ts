@@ -278,18 +278,26 @@ export class GitStore {
     return asRef.code === 0;
   }
 
-  /** Pushes `commit` (null: deletes) to `branch` of a remote, unless the remote moved since `lease`. */
+  /**
+   * Pushes `commit` to `branch` of a remote (null: deletes the branch there). Never forced: the
+   * remote refuses a commit that does not descend from what it holds (someone pushed there
+   * meanwhile), and the caller then changes nothing; `pull` brings the remote's work in first.
+   */
   async push(
     deploymentId: number,
     url: string,
     branch: string,
     commit: string | null,
     auth: RemoteAuth | null,
-    lease?: string | null,
   ): Promise<void> {
-    const args = ['push', '--quiet', '--no-verify', '--porcelain'];
-    if (lease !== undefined) args.push(`--force-with-lease=${branchRef(branch)}:${lease ?? ''}`);
-    args.push(url, `${commit ?? ''}:${branchRef(branch)}`);
+    const args = [
+      'push',
+      '--quiet',
+      '--no-verify',
+      '--porcelain',
+      url,
+      `${commit ?? ''}:${branchRef(branch)}`,
+    ];
     await git(this.dir(deploymentId), args, { env: authEnv(auth), timeoutMs: 60_000 });
   }
 
