@@ -13,6 +13,7 @@ import {
   type TestApp,
 } from '../support/app.js';
 import { deploymentInput } from '../support/factories.js';
+import { freePort, startProcess } from '../support/process.js';
 
 const sha1 = (s: string) => createHash('sha1').update(s).digest('hex');
 
@@ -460,6 +461,20 @@ describe('data model on git', () => {
         .send({ name: 'parent-child', from: 'parent' });
       const dev = await devMode(id, analyst, 'parent');
       expect(dev.parentBranch).toBe('parent');
+      // The developer views `parent` itself (a merge that switches to the parent puts them there).
+      const viewerDev = await devMode(id, developer, 'parent');
+      const switched = await t
+        .http()
+        .post(`${base(id)}/merge`)
+        .set(bearer(developer.token))
+        .send({ branchName: viewerDev.branchName, switchToParentBranch: true });
+      expect(switched.body).toEqual({ merged: true, branchDeleted: false });
+      expect(
+        await t.sql(`SELECT branch_name FROM model_dev_sessions WHERE deployment_id = $1 AND user_id = $2`, [
+          id,
+          developer.userId,
+        ]),
+      ).toEqual([{ branch_name: 'parent' }]);
       const res = await t
         .http()
         .delete(`${base(id)}/branches`)
@@ -477,6 +492,12 @@ describe('data model on git', () => {
         [id, dev.branchName],
       );
       expect(devRow).toEqual({ parent_name: 'master' });
+      expect(
+        await t.sql(`SELECT branch_name FROM model_dev_sessions WHERE deployment_id = $1 AND user_id = $2`, [
+          id,
+          developer.userId,
+        ]),
+      ).toEqual([{ branch_name: 'master' }]);
     });
 
     it('refuses deleting the deploy branch (400), an unknown one (404), an empty name (400)', async () => {
@@ -724,6 +745,122 @@ describe('data model on git', () => {
         .query({ branchName: 'nope' })
         .set(bearer(viewer.token));
       expect(bad.body).toMatchObject({ status: 'failed', errorText: 'Bad branch', branchName: 'nope' });
+    });
+  });
+
+  describe('two API processes sharing the repositories and the database', () => {
+    it('never lose a change when both write one branch at once', async () => {
+      const id = await createDeployment();
+      await devMode(id);
+      // A second API process on the same database and REPOS_DIR, as a second replica would be.
+      const port = await freePort();
+      const replica = startProcess('dist/src/main.js', {
+        DATABASE_URL: t.databaseUrl,
+        REDIS_URL: t.config.queue.redisUrl ?? undefined,
+        QUEUE_PREFIX: t.config.queue.prefix,
+        REPOS_DIR: t.config.dataModel.reposDir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'info',
+        RATE_LIMIT_MAX: '1000000',
+      });
+      try {
+        await replica.waitFor(/listening/i, 60_000);
+        const url = `${base(id)}/data-model/files`;
+        const results = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => {
+            const files = [{ path: `model/replicas/f${i}.yml`, content: `n: ${i}\n` }];
+            if (i % 2 === 0) return put(id, files).then((r) => r.status);
+            return fetch(`http://127.0.0.1:${port}${url}`, {
+              method: 'PUT',
+              headers: { ...bearer(developer.token), 'Content-Type': 'application/json' },
+              body: JSON.stringify({ files }),
+            }).then((r) => r.status);
+          }),
+        );
+        expect(results).toEqual(Array(10).fill(200));
+        const contents = fileContents(await list(id));
+        for (let i = 0; i < 10; i++) expect(contents[`/model/replicas/f${i}.yml`]).toBe(`n: ${i}\n`);
+      } finally {
+        replica.child.kill('SIGTERM');
+        await replica.exit;
+      }
+    });
+  });
+
+  describe('file listing and upload expiry', () => {
+    it('pages the top-level nodes with first/after and serves the whole tree without first', async () => {
+      const id = await createDeployment();
+      const whole = await t
+        .http()
+        .get(`${base(id)}/data-model/files`)
+        .set(bearer(developer.token));
+      expect(whole.body.items.map((n: Node) => n.path)).toEqual(['/model', '/README.md']);
+      expect(whole.body.items[0].children.map((n: Node) => n.path)).toEqual(['/model/cubes', '/model/views']);
+      expect(whole.body.items[1]).toEqual({ path: '/README.md', type: 'file', children: [] });
+      const first = await t
+        .http()
+        .get(`${base(id)}/data-model/files?first=1`)
+        .set(bearer(developer.token));
+      expect(first.body.items.map((n: Node) => n.path)).toEqual(['/model']);
+      expect(first.body.pageInfo.hasNextPage).toBe(true);
+      const next = await t
+        .http()
+        .get(`${base(id)}/data-model/files`)
+        .query({ first: 1, after: first.body.pageInfo.endCursor })
+        .set(bearer(developer.token));
+      expect(next.body.items.map((n: Node) => n.path)).toEqual(['/README.md']);
+      expect(next.body.pageInfo.hasNextPage).toBe(false);
+      const bad = await t
+        .http()
+        .get(`${base(id)}/data-model/files?after=garbage`)
+        .set(bearer(developer.token));
+      expectErrorShape(bad.body, 400, 'invalid_cursor');
+    });
+
+    it('forgets an abandoned upload once it expires', async () => {
+      const id = await createDeployment();
+      const start = await t
+        .http()
+        .post(`${base(id)}/data-model/upload/start`)
+        .set(bearer(developer.token));
+      await t.sql(`UPDATE model_uploads SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+        start.body.transaction.id,
+      ]);
+      const finish = await t
+        .http()
+        .post(`${base(id)}/data-model/upload/finish`)
+        .set(bearer(developer.token))
+        .send({ transaction: start.body.transaction, files: {} });
+      expectErrorShape(finish.body, 404, 'upload_transaction_not_found');
+      // The next upload clears expired ones away.
+      await t
+        .http()
+        .post(`${base(id)}/data-model/upload/start`)
+        .set(bearer(developer.token));
+      expect(await t.sql(`SELECT 1 FROM model_uploads WHERE id = $1`, [start.body.transaction.id])).toEqual(
+        [],
+      );
+    });
+  });
+
+  describe('GET /api/v1/deployments/{id}/build-status', () => {
+    it('needs a token (401), the deployment in the account (404), a valid id (400), no unknown parameter (400)', async () => {
+      const id = await createDeployment();
+      const url = `/api/v1/deployments/${id}/build-status`;
+      expectErrorShape((await t.http().get(url)).body, 401, 'unauthorized');
+      const foreign = await t
+        .http()
+        .get(`/api/v1/deployments/${otherDeployment}/build-status`)
+        .set(bearer(viewer.token));
+      expectErrorShape(foreign.body, 404, 'deployment_not_found');
+      const badId = await t.http().get(`/api/v1/deployments/abc/build-status`).set(bearer(viewer.token));
+      expectErrorShape(badId.body, 400, 'validation_failed');
+      const unknown = await t.http().get(`${url}?bogus=1`).set(bearer(viewer.token));
+      expectErrorShape(unknown.body, 400, 'validation_failed');
+      const guest = await newUser(t, t.admin, { defaultRoles: ['Guest'] });
+      expect((await t.http().get(url).set(bearer(guest.token))).status).toBe(403);
     });
   });
 

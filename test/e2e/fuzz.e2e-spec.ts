@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { OpenApiDocument } from '../../src/core/http/openapi-document.js';
 import { bearer, startApp, type TestApp } from '../support/app.js';
+import { startGitHubFake, type GitHubFake } from '../support/github-fake.js';
 import { operations, type Operation } from '../support/routes.js';
 import { ERROR_URN, SCIM } from '../support/scim.js';
 
@@ -253,11 +254,15 @@ function mustBeRefused(op: Operation, h: HostileRequest): string | null {
 
 describe('fuzz: hostile input on every operation', () => {
   let t: TestApp;
+  let github: GitHubFake;
   let fingerprintSql: string;
 
   beforeAll(async () => {
+    // A GitHub App is configured (the loopback fake), so its routes answer as in production.
+    github = await startGitHubFake();
     // No background work (jobs, outbox relay, view flushes) may change the data the fingerprint reads.
     t = await startApp({
+      ...github.env(),
       RUN_JOBS_IN_PROCESS: 'false',
       OUTBOX_RELAY_INTERVAL_MS: '600000',
       REPORT_VIEW_FLUSH_MS: '60000',
@@ -279,7 +284,10 @@ describe('fuzz: hostile input on every operation', () => {
       )
       .join(', ')}) AS f`;
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t.close();
+    await github.close();
+  });
 
   const fingerprint = async () => (await t.sql<{ f: string }>(fingerprintSql))[0].f;
 

@@ -24,6 +24,7 @@ import {
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
+import { coreError } from '../../core/http/api-error.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { PageQueryDto, type Page } from '../../core/http/pagination.js';
@@ -239,7 +240,12 @@ export class DataModelController {
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') id: number,
     @Query() query: UploadQueryDto,
+    @Body() body: unknown,
   ): Promise<UploadStartDto> {
+    // No body is expected (the options are query parameters); fields sent anyway are refused.
+    if (body !== undefined && body !== null && (typeof body !== 'object' || Object.keys(body).length > 0)) {
+      throw coreError('validation_failed', ['upload/start takes no body; its options are query parameters']);
+    }
     return this.uploads.start(actor, id, query);
   }
 

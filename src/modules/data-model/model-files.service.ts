@@ -76,7 +76,10 @@ export class ModelFiles {
       'string',
     ]);
     const after = paging.mode === 'cursor' && paging.after ? String(paging.after[0]) : null;
-    const rest = after === null ? nodes : nodes.filter((n) => n.path > after);
+    // Directories come before files, so the cursor (a node's path) is found by position; a node
+    // removed since the last page leaves the rest from the first node after it in path order.
+    const at = after === null ? -1 : nodes.findIndex((n) => n.path === after);
+    const rest = after === null ? nodes : at >= 0 ? nodes.slice(at + 1) : nodes.filter((n) => n.path > after);
     return buildPage(rest, paging, (n) => [n.path]);
   }
 

@@ -106,6 +106,7 @@ export class ModelWorkspace {
         // Lost the race: another request created it; theirs stands.
         await this.git.updateRef(settings.id, ref, commit, null);
       }
+      await this.git.setHead(settings.id, settings.deployBranchName);
       await this.repository.insertBranch(accountId, settings.id, {
         name: settings.deployBranchName,
         parentName: null,

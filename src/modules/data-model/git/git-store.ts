@@ -78,6 +78,11 @@ export class GitStore {
     return dir;
   }
 
+  /** Points the repository's HEAD at a branch, so a clone checks that branch out. */
+  async setHead(deploymentId: number, branch: string): Promise<void> {
+    await git(this.dir(deploymentId), ['symbolic-ref', 'HEAD', branchRef(branch)]);
+  }
+
   /** Deletes the deployment's repository (its deployment is gone). */
   async destroy(deploymentId: number): Promise<void> {
     await fs.rm(this.dir(deploymentId), { recursive: true, force: true });
