@@ -277,11 +277,12 @@ export class DataModelController {
   uploadFile(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') id: number,
-    @Query() query: UploadQueryDto,
+    // Accepted as the command-line client sends them; the upload already names its branch.
+    @Query() _query: UploadQueryDto,
     @Body() fields: UploadFileFieldsDto,
     @UploadedFile() file: { buffer: Buffer } | undefined,
   ): Promise<UploadFileResponseDto> {
-    return this.uploads.file(actor, id, query, fields, file?.buffer);
+    return this.uploads.file(actor, id, fields, file?.buffer);
   }
 
   @Post('data-model/upload/finish')

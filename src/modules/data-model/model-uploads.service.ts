@@ -83,18 +83,19 @@ export class ModelUploads {
   async file(
     actor: Principal,
     deploymentId: number,
-    query: UploadQueryDto,
     fields: { transaction: string; fileName: string },
     content: Buffer | undefined,
   ): Promise<UploadFileResponseDto> {
     const path = normalisePath(fields.fileName, 'fileName');
     if (!content) throw dataModelError('invalid_path', 'The multipart part `file` is missing');
     const id = transactionId(fields.transaction);
-    const { ctx } = await this.open(actor, deploymentId, query);
+    // The upload was opened by this user for its branch, with the rights that branch needs
+    // (`start`): a part needs only the upload, not the branch again.
+    await this.ws.open(actor, deploymentId, Action.SchemaUpdateDevBranches);
     this.ws.assertLimits([{ path, size: content.length }], 0);
     const upload = await this.repository.upload(deploymentId, actor.userId, id);
     if (!upload) throw notFound('UploadTransaction', id);
-    const [oid] = await this.ws.git.writeBlobs(ctx.deploymentId, [content]);
+    const [oid] = await this.ws.git.writeBlobs(deploymentId, [content]);
     const hash = createHash('sha1').update(content).digest('hex');
     await this.repository.putUploadFile(upload.id, path, hash, oid);
     return { fileName: path, hash };

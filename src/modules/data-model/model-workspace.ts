@@ -128,10 +128,13 @@ export class ModelWorkspace {
 
   /** A branch by name, or 404 `branch_not_found`. The ref decides: a row alone is not a branch. */
   async branch(ctx: ModelContext, name: string): Promise<Branch & BranchState> {
-    const row = await this.repository.branch(ctx.deploymentId, name);
-    const head = await this.git.resolve(ctx.deploymentId, branchRef(name));
+    const [row, refs] = await Promise.all([
+      this.repository.branch(ctx.deploymentId, name),
+      this.git.resolveAll(ctx.deploymentId, [branchRef(name), pendingRef(name)]),
+    ]);
+    const head = refs.get(branchRef(name)) ?? null;
     if (!head && !(row && name === ctx.settings.deployBranchName)) throw notFound('Branch', name);
-    const pending = await this.git.resolve(ctx.deploymentId, pendingRef(name));
+    const pending = refs.get(pendingRef(name)) ?? null;
     const base: BranchRow = row ?? {
       // A ref made outside the API (pushed by hand): a shared branch without a parent.
       id: 0,

@@ -96,6 +96,19 @@ export class GitStore {
     return r.code === 0 ? text(r) : null;
   }
 
+  /** The commits several refs point at (absent refs are left out), in one command. */
+  async resolveAll(deploymentId: number, refs: string[]): Promise<Map<string, string>> {
+    const r = await git(this.dir(deploymentId), ['for-each-ref', '--format=%(objectname) %(refname)', ...refs]);
+    const wanted = new Set(refs);
+    const out = new Map<string, string>();
+    for (const line of text(r).split('\n')) {
+      const space = line.indexOf(' ');
+      // A pattern also matches refs below it (`refs/heads/a` matches `refs/heads/a/b`): keep exact names.
+      if (space > 0 && wanted.has(line.slice(space + 1))) out.set(line.slice(space + 1), line.slice(0, space));
+    }
+    return out;
+  }
+
   /** Every ref under `prefix` (`refs/heads/`) with the commit it points at. */
   async refs(deploymentId: number, prefix: string): Promise<Map<string, string>> {
     const r = await git(this.dir(deploymentId), [
@@ -168,6 +181,13 @@ export class GitStore {
    */
   async writeBlobs(deploymentId: number, contents: Buffer[]): Promise<string[]> {
     if (contents.length === 0) return [];
+    if (contents.length === 1) {
+      // One blob (a file write, an upload part): straight from standard input.
+      const r = await git(this.dir(deploymentId), ['hash-object', '-w', '--no-filters', '--stdin'], {
+        input: contents[0],
+      });
+      return [text(r)];
+    }
     const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'blobs-'));
     try {
       const paths = await Promise.all(
