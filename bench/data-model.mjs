@@ -40,10 +40,9 @@
 // Prints a Markdown table and one JSON line.
 /* global fetch, FormData, Blob */
 import { Buffer } from 'node:buffer';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { clearTimeout } from 'node:timers';
@@ -51,6 +50,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Redis from 'ioredis';
 import pg from 'pg';
+import { startService } from './service.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -201,17 +201,8 @@ process.on('exit', () => {
     server.child.kill('SIGKILL');
 });
 
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-
-/** Starts the built API on a free port and waits for /health/live (as run.mjs does). */
+/** Starts the built API on a free port and waits for /health/live (bench/service.mjs). */
 async function startServer() {
-  const port = await freePort();
   const env = {
     NODE_ENV: 'production',
     ALLOW_HTTP: 'true',
@@ -224,46 +215,17 @@ async function startServer() {
     QUEUE_PREFIX,
     SECRETS_KEY: process.env.SECRETS_KEY ?? randomBytes(32).toString('base64'),
     REPOS_DIR,
-    PORT: String(port),
-    HOST: '127.0.0.1',
     DATABASE_URL,
     DATABASE_POOL_SIZE: POOL_SIZE,
   };
-  const argv = [`${DIST}/src/main.js`];
-  const child = spawn(process.execPath, argv, {
+  server = await startService({
+    name: 'the service',
+    argv: [`${DIST}/src/main.js`],
     cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    env,
+    hide: ['SECRETS_KEY'],
+    onSpawn: (child) => (server = { child, pid: child.pid }),
   });
-  server = { child, pid: child.pid, base: `http://127.0.0.1:${port}` };
-  let stderr = '';
-  child.stderr.on('data', (c) => (stderr += c));
-  const exited = new Promise((_, reject) =>
-    child.on('exit', (code) => reject(new Error(`the service exited (${code}):\n${stderr}`))),
-  );
-  let waiting = true;
-  const ready = (async () => {
-    for (let i = 0; waiting; i++) {
-      if (i === 600) throw new Error(`the service did not answer /health/live within 60 s:\n${stderr}`);
-      try {
-        if ((await fetch(`${server.base}/health/live`)).ok) return;
-      } catch {
-        /* not listening yet */
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
-  try {
-    await Promise.race([ready, exited]);
-  } finally {
-    waiting = false;
-    exited.catch(() => {});
-    ready.catch(() => {});
-  }
-  const shown = Object.entries(env)
-    .map(([k, v]) => (k === 'SECRETS_KEY' ? `${k}=<random>` : `${k}=${v}`))
-    .join(' ');
-  server.command = `${shown} node ${argv.join(' ')}`;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -55,10 +55,9 @@
 // Prints Markdown tables and writes bench/results/latest.json (also a timestamped copy).
 /* global fetch */
 import { Buffer } from 'node:buffer';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { clearTimeout } from 'node:timers';
@@ -66,6 +65,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { startService } from './service.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -150,62 +150,18 @@ await db.connect();
 // ---------------------------------------------------------------------------------------------
 // Servers
 
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-
 /** Every server process started, so that none outlives the bench. */
 const allProcesses = [];
 
 async function startServer(name, argv, env) {
-  const port = await freePort();
-  const fullEnv = {
-    ...env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATABASE_URL,
-    DATABASE_POOL_SIZE: POOL_SIZE,
-  };
-  const child = spawn(NODE, argv, {
+  return startService({
+    name,
+    argv,
     cwd: root,
-    env: { ...process.env, ...fullEnv },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    node: NODE,
+    env: { ...env, DATABASE_URL, DATABASE_POOL_SIZE: POOL_SIZE },
+    onSpawn: (child) => allProcesses.push({ name, child }),
   });
-  allProcesses.push({ name, child });
-  let stderr = '';
-  child.stderr.on('data', (c) => (stderr += c));
-  const exited = new Promise((_, reject) =>
-    child.on('exit', (code) => reject(new Error(`${name} exited (${code}):\n${stderr}`))),
-  );
-  const base = `http://127.0.0.1:${port}`;
-  let waiting = true;
-  const ready = (async () => {
-    for (let i = 0; waiting; i++) {
-      if (i === 600) throw new Error(`${name} did not answer /health/live within 60 s:\n${stderr}`);
-      try {
-        if ((await fetch(`${base}/health/live`)).ok) return;
-      } catch {
-        /* not listening yet */
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
-  try {
-    await Promise.race([ready, exited]);
-  } finally {
-    waiting = false;
-    exited.catch(() => {});
-    ready.catch(() => {});
-  }
-  const shown = Object.entries(fullEnv)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(' ');
-  const node = NODE === process.execPath ? 'node' : NODE;
-  return { name, child, pid: child.pid, port, base, command: `${shown} ${node} ${argv.join(' ')}` };
 }
 
 /** `--processes` processes of one server, one after the other, each on its own port. */

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { readBoundedText } from '../../core/http/bounded-body.js';
 
 /** How long the token endpoint has to answer, body included. */
 export const TOKEN_REQUEST_TIMEOUT_MS = 10_000;
@@ -124,31 +125,16 @@ export class FetchOAuthTokenClient extends OAuthTokenClient {
   }
 
   /** The body as text, refusing (without reading on) anything past the size limit. */
-  private async readBody(res: Response): Promise<string> {
-    const tooLarge = () =>
-      new OAuthTokenExchangeError(
-        'invalid_token_response',
-        `The token response is larger than ${this.maxResponseBytes / 1024} KB`,
-      );
-    if (Number(res.headers.get('content-length') ?? 0) > this.maxResponseBytes) {
-      await res.body?.cancel();
-      throw tooLarge();
-    }
-    if (!res.body) return '';
-    const reader = res.body.getReader();
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > this.maxResponseBytes) {
-        await reader.cancel();
-        throw tooLarge();
-      }
-      chunks.push(value);
-    }
-    return Buffer.concat(chunks).toString('utf8');
+  private readBody(res: Response): Promise<string> {
+    return readBoundedText(
+      res,
+      this.maxResponseBytes,
+      () =>
+        new OAuthTokenExchangeError(
+          'invalid_token_response',
+          `The token response is larger than ${this.maxResponseBytes / 1024} KB`,
+        ),
+    );
   }
 }
 

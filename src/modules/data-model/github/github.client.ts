@@ -6,6 +6,7 @@ import { ApiError } from '../../../core/http/api-error.js';
 import { notFound } from '../../../core/http/not-found.js';
 import { gitHubAppLinks, type GitHubAppLinks } from './github-links.js';
 import { gitHubError } from './github.errors.js';
+import { readBoundedText } from '../../../core/http/bounded-body.js';
 
 export type { GitHubAppLinks };
 
@@ -541,22 +542,10 @@ function parseJson(text: string): unknown {
   }
 }
 
-async function readBounded(res: Response): Promise<string> {
-  if (!res.body) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_RESPONSE_BYTES) {
-      await reader.cancel();
-      throw unavailable(`GitHub's answer was larger than ${MAX_RESPONSE_BYTES / 1024 / 1024} MB`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+function readBounded(res: Response): Promise<string> {
+  return readBoundedText(res, MAX_RESPONSE_BYTES, () =>
+    unavailable(`GitHub's answer was larger than ${MAX_RESPONSE_BYTES / 1024 / 1024} MB`),
+  );
 }
 
 const unavailable = (message: string) => gitHubError('github_unavailable', message);
