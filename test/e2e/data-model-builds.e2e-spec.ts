@@ -38,8 +38,8 @@ describe('data model builds and validation (Cube’s compiler)', () => {
     }).trim();
 
   beforeAll(async () => {
-    // This API runs the builds it queues.
-    t = await startApp({ RUN_JOBS_IN_PROCESS: 'true' });
+    // This API runs the builds it queues; a branch holds 4 files at most (the starter has 3).
+    t = await startApp({ RUN_JOBS_IN_PROCESS: 'true', MODEL_MAX_FILES: '4' });
     developer = await newUser(t, t.admin, { defaultRoles: ['Developer'] });
     const res = await t
       .http()
@@ -121,6 +121,26 @@ describe('data model builds and validation (Cube’s compiler)', () => {
       lastHash: gitIn('rev-parse', branch),
       errorText: expect.stringContaining('model/cubes/broken.yml'),
     });
+  });
+
+  it('refuses a write past MODEL_MAX_FILES with 400 too_many_files and changes nothing', async () => {
+    // The dev branch holds the starter's 3 files and broken.yml: a fifth is one too many.
+    const res = await t
+      .http()
+      .put(`${base()}/data-model/files`)
+      .set(bearer(developer.token))
+      .send({ files: [{ path: '/model/cubes/fifth.yml', content: 'cubes: []\n' }] });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('too_many_files');
+    const files = await t.http().get(`${base()}/data-model/files`).set(bearer(developer.token));
+    expect(JSON.stringify(files.body.items)).not.toContain('fifth.yml');
+    // Replacing a file does not add one.
+    const replace = await t
+      .http()
+      .put(`${base()}/data-model/files`)
+      .set(bearer(developer.token))
+      .send({ files: [{ path: '/model/cubes/broken.yml', content: 'cubes: []\n' }] });
+    expect(replace.status).toBe(200);
   });
 
   it('leaves one effective build when a build runs twice', async () => {
