@@ -133,12 +133,15 @@ export class UsersRepository {
     );
   }
 
+  /** Writes roles and status too, which tokens resolve to: this process's cache empties at commit. */
   update(accountId: number, id: number, changes: UserChanges): Promise<UserRow> {
-    return this.returning(
-      `UPDATE users u SET first_name = :firstName, picture = :picture, title = :title,
+    return this.principals.invalidatedBy(
+      this.returning(
+        `UPDATE users u SET first_name = :firstName, picture = :picture, title = :title,
          default_roles = :defaultRoles, is_deactivated = :isDeactivated, settings = :settings, updated_at = now()
        WHERE u.account_id = :accountId AND u.id = :id RETURNING ${USER_COLUMNS}`,
-      { accountId, id, ...changes, settings: JSON.stringify(changes.settings) },
+        { accountId, id, ...changes, settings: JSON.stringify(changes.settings) },
+      ),
     );
   }
 
