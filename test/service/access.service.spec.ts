@@ -181,6 +181,19 @@ describe('access through groups and roles', () => {
       expect(theirs.groupIds).toEqual([]);
     });
 
+    it('a role or status change empties this process’s cache at commit, without waiting for NOTIFY', async () => {
+      // With the triggers off, no notification comes: only the writer's own invalidation can work.
+      await s.sql(`ALTER TABLE users DISABLE TRIGGER USER`);
+      try {
+        const user = await s.make.user();
+        expect(await s.app.get(AuthService).authenticate(user.token)).not.toBeNull();
+        await s.app.get(UsersService).update(await admin(), user.userId, { isDeactivated: true });
+        expect(await s.app.get(AuthService).authenticate(user.token)).toBeNull();
+      } finally {
+        await s.sql(`ALTER TABLE users ENABLE TRIGGER USER`);
+      }
+    });
+
     it('a deactivated member is not authenticated, whatever their groups grant', async () => {
       await s.make.grant({ type: 'group', id: group.id }, [GLOBAL('DeploymentRead')]);
       await join(group, member);
