@@ -12,6 +12,7 @@ import {
   newAccount,
   newUser,
   startApp,
+  testConfig,
   type Actor,
   type TestApp,
 } from '../support/app.js';
@@ -706,5 +707,44 @@ describe('GitHub discovery without a GitHub App', () => {
       .get('/api/v1/github/installations/abc/repositories')
       .set(bearer(t.admin.token));
     expect(res.status).toBe(400);
+  });
+});
+
+describe('GitHub discovery with GITHUB_INSTALLATION_LINKING=off', () => {
+  let fake: GitHubFake;
+  let t: TestApp;
+  beforeAll(async () => {
+    fake = await startGitHubFake();
+    fake.seed(state());
+    t = await startApp({ ...fake.env(), GITHUB_INSTALLATION_LINKING: 'off' });
+  });
+  afterAll(async () => {
+    await t.close();
+    await fake.close();
+  });
+
+  it('serves every installation of the App to every account, without linking', async () => {
+    const other = await newAccount(t, 'globex');
+    for (const actor of [t.admin, other]) {
+      const status = await t.http().get('/api/v1/github/status').set(bearer(actor.token));
+      expect(status.body.connected).toBe(true);
+      const list = await t.http().get('/api/v1/github/installations').set(bearer(actor.token));
+      expect(list.status).toBe(200);
+      expect(list.body.items.map((i: { login: string }) => i.login)).toEqual(
+        state().installations.map((i) => i.login),
+      );
+      const repositories = await t
+        .http()
+        .get(`/api/v1/github/installations/${ORG}/repositories?first=1`)
+        .set(bearer(actor.token));
+      expect(repositories.status).toBe(200);
+      expect(repositories.body.items).toHaveLength(1);
+    }
+  });
+
+  it('refuses a value other than required or off at start-up', () => {
+    expect(() => testConfig('postgres://x/y', { GITHUB_INSTALLATION_LINKING: 'sometimes' })).toThrow(
+      /GITHUB_INSTALLATION_LINKING/,
+    );
   });
 });

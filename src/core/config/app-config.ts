@@ -86,6 +86,12 @@ export interface GitHubConfig {
   apiUrl: string;
   /** Null when no GitHub App is configured: discovery then answers `github_not_configured`. */
   app: { id: number; privateKey: string; slug: string } | null;
+  /**
+   * Whether an account may use only the installations it linked (the Setup URL's signed state):
+   * the default, for a service whose accounts are different organizations. False
+   * (`GITHUB_INSTALLATION_LINKING=off`): every installation of the App serves every account.
+   */
+  linkingRequired: boolean;
 }
 
 export const ENV_KEYS = [
@@ -136,6 +142,7 @@ export const ENV_KEYS = [
   'GITHUB_APP_ID',
   'GITHUB_APP_PRIVATE_KEY',
   'GITHUB_APP_SLUG',
+  'GITHUB_INSTALLATION_LINKING',
 ] as const satisfies readonly (keyof EnvSchema)[];
 
 export class ConfigError extends Error {}
@@ -286,6 +293,7 @@ export class AppConfig {
               slug: env.GITHUB_APP_SLUG,
             }
           : null,
+      linkingRequired: (env.GITHUB_INSTALLATION_LINKING ?? 'required') === 'required',
     };
     refuseUnreachableHttps(this);
   }

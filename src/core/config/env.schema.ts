@@ -131,4 +131,5 @@ export class EnvSchema {
   @IsOptional()
   @Matches(/^[a-z0-9][a-z0-9-]{0,99}$/i, { message: 'GITHUB_APP_SLUG must be the GitHub App slug' })
   GITHUB_APP_SLUG?: string;
+  @IsOptional() @IsIn(['required', 'off']) GITHUB_INSTALLATION_LINKING?: string;
 }

@@ -50,7 +50,10 @@ export class GitHubDiscoveryService {
     this.git.requireConfigured();
     const linkUrl = this.installs.linkUrl(actor);
     const { settingsUrl } = this.git.links();
-    return { connected: await this.installs.hasAny(actor.accountId), linkUrl, settingsUrl };
+    const connected = this.installs.linkingRequired
+      ? await this.installs.hasAny(actor.accountId)
+      : (await this.git.installations({ offset: 0, limit: 1 })).items.length > 0;
+    return { connected, linkUrl, settingsUrl };
   }
 
   /**
@@ -60,6 +63,11 @@ export class GitHubDiscoveryService {
    */
   async installations(actor: Principal, query: PageQueryDto): Promise<GitHubInstallationsListDto> {
     this.git.requireConfigured();
+    if (!this.installs.linkingRequired) {
+      // Every installation of the App, in GitHub's order (`GITHUB_INSTALLATION_LINKING=off`).
+      const window = windowOf(query);
+      return listOf(await this.git.installations(window), window, query, toInstallationDto);
+    }
     const paging = resolvePaging(query, ['number']);
     if (paging.mode !== 'cursor') throw coreError('pagination_conflict', 'Use first/after');
     const after = paging.after ? (paging.after[0] as number) : null;
@@ -75,14 +83,7 @@ export class GitHubDiscoveryService {
         return null;
       }
     });
-    const items = found
-      .filter((i): i is GitHubInstallation => i !== null)
-      .map((i): GitHubInstallationDto => ({
-        id: String(i.accountId),
-        installationId: String(i.id),
-        login: i.login,
-        avatarUrl: i.avatarUrl,
-      }));
+    const items = found.filter((i): i is GitHubInstallation => i !== null).map(toInstallationDto);
     const n = scanned.length;
     return {
       items,
@@ -132,6 +133,10 @@ export class GitHubDiscoveryService {
 const invalidCursor = () => coreError('invalid_cursor', 'after is not a cursor returned by this list');
 
 /** `first`/`after` as a window of GitHub's list: the cursor is the position of the last item seen. */
+function toInstallationDto(i: GitHubInstallation): GitHubInstallationDto {
+  return { id: String(i.accountId), installationId: String(i.id), login: i.login, avatarUrl: i.avatarUrl };
+}
+
 function windowOf(query: PageQueryDto): GitHubWindow {
   const paging = resolvePaging(query, ['number']);
   if (paging.mode !== 'cursor') throw coreError('pagination_conflict', 'Use first/after');

@@ -42,6 +42,8 @@ export class GitHubInstallations {
   private readonly stateKey: Buffer;
   /** Why states cannot be signed (a production process without SECRETS_KEY), or null. */
   private readonly stateKeyProblem: string | null;
+  /** False with `GITHUB_INSTALLATION_LINKING=off`: every installation serves every account. */
+  readonly linkingRequired: boolean;
 
   constructor(
     config: AppConfig,
@@ -49,6 +51,7 @@ export class GitHubInstallations {
     private readonly links: GitHubInstallationsRepository,
   ) {
     this.stateKey = linkStateKey(config.secretsKey);
+    this.linkingRequired = config.github.linkingRequired;
     this.stateKeyProblem =
       config.env === 'production' && config.secretsKeyIsDevelopmentDefault
         ? 'SECRETS_KEY is not set: GitHub install links are signed with it'
@@ -60,6 +63,7 @@ export class GitHubInstallations {
    * every use of an installation on behalf of an account (discovery, connect).
    */
   async requireLinked(accountId: number, installationId: number): Promise<void> {
+    if (!this.linkingRequired) return;
     if (!(await this.links.isLinked(accountId, installationId))) {
       throw notFound('GitHubInstallation', installationId);
     }
