@@ -98,13 +98,18 @@ export class GitStore {
 
   /** The commits several refs point at (absent refs are left out), in one command. */
   async resolveAll(deploymentId: number, refs: string[]): Promise<Map<string, string>> {
-    const r = await git(this.dir(deploymentId), ['for-each-ref', '--format=%(objectname) %(refname)', ...refs]);
+    const r = await git(this.dir(deploymentId), [
+      'for-each-ref',
+      '--format=%(objectname) %(refname)',
+      ...refs,
+    ]);
     const wanted = new Set(refs);
     const out = new Map<string, string>();
     for (const line of text(r).split('\n')) {
       const space = line.indexOf(' ');
       // A pattern also matches refs below it (`refs/heads/a` matches `refs/heads/a/b`): keep exact names.
-      if (space > 0 && wanted.has(line.slice(space + 1))) out.set(line.slice(space + 1), line.slice(0, space));
+      if (space > 0 && wanted.has(line.slice(space + 1)))
+        out.set(line.slice(space + 1), line.slice(0, space));
     }
     return out;
   }
