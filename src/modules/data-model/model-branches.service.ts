@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { Database } from '../../core/database/database.js';
+import { notFound } from '../../core/http/not-found.js';
 import { buildPage, resolvePaging, type Page, type PageQueryDto } from '../../core/http/pagination.js';
 import { JobQueue } from '../../core/queue/job-queue.service.js';
 import { DeploymentsService } from '../deployments/deployments.service.js';
@@ -101,9 +102,8 @@ export class ModelBranches {
       await this.repository.setActiveBranch(ctx.accountId, ctx.deploymentId, ctx.actor.userId, source.name);
       return { active: true, branchName: source.name, parentBranch: source.parentName };
     }
-    if (!source.head) {
-      throw dataModelError('nothing_to_merge', `${source.name} has no commits to start from yet`);
-    }
+    // A deploy branch with no commit yet (a deployment created from GitHub, not connected).
+    if (!source.head) throw notFound('Branch', source.name);
     const dev = this.ws.devBranchName(ctx.actor.userId, source.name);
     await this.db.transaction(async () => {
       await this.repository.lockBranch(ctx.deploymentId, dev);

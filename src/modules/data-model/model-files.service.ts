@@ -195,20 +195,19 @@ export class ModelFiles {
     });
   }
 
-  /** Content hashes (SHA-1 of each file) of a branch, keyed by project-relative path. */
-  async hashes(
-    ctx: ModelContext,
-    branch: Branch & BranchState,
+  /** Content hashes (SHA-1 of each file) at a commit (none: no files), keyed by `prefix`-relative path. */
+  async hashesAt(
+    deploymentId: number,
+    commit: string | null,
     prefix: string,
   ): Promise<Record<string, { hash: string }>> {
-    const commit = this.readable(branch);
     const out: Record<string, { hash: string }> = {};
     if (!commit) return out;
-    const files = (await this.ws.git.listFiles(ctx.deploymentId, commit)).filter((f) =>
+    const files = (await this.ws.git.listFiles(deploymentId, commit)).filter((f) =>
       f.path.startsWith(prefix),
     );
     const blobs = await this.ws.git.readBlobs(
-      ctx.deploymentId,
+      deploymentId,
       files.map((f) => f.oid),
     );
     for (const f of files)

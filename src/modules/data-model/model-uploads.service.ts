@@ -132,7 +132,7 @@ export class ModelUploads {
       const next = await this.ws.moveRef(ctx, branch.name, branchRef(branch.name), async (head) => {
         // Content already on the branch, by hash: a file the client did not send again.
         const current = head ? await git.listFiles(deploymentId, head) : [];
-        const hashes = await this.files.hashes(ctx, { ...branch, head, pending: null, isOwnDev: false }, '');
+        const hashes = await this.files.hashesAt(deploymentId, head, '');
         const byHash = new Map<string, string>();
         for (const f of current) byHash.set(hashes[f.path]?.hash ?? '', f.oid);
         for (const f of uploaded.values()) byHash.set(f.sha1, f.blobOid);
@@ -187,8 +187,9 @@ export class ModelUploads {
     deploymentId: number,
     query: UploadQueryDto,
   ): Promise<Record<string, { hash: string }>> {
-    const { ctx, branch, prefix } = await this.open(actor, deploymentId, query);
-    return this.files.hashes(ctx, { ...branch, isOwnDev: false }, prefix);
+    // The committed files: an upload replaces the branch's head, not anyone's pending changes.
+    const { branch, prefix } = await this.open(actor, deploymentId, query);
+    return this.files.hashesAt(deploymentId, branch.head, prefix);
   }
 }
 

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../../core/config/app-config.js';
-import { git, GitError, isZero, text, ZERO_OID } from './git.js';
+import { git, GitError, text, ZERO_OID } from './git.js';
 
 /** One file of a tree: its repository-relative path, blob id and size. */
 export interface TreeFile {
@@ -375,5 +375,3 @@ function authEnv(auth: RemoteAuth | null): Record<string, string> {
     GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
   };
 }
-
-export { isZero };

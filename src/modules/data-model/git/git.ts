@@ -14,8 +14,6 @@ export interface GitOptions {
   env?: Record<string, string>;
   /** Exit codes that are answers rather than failures (`merge-tree` exits 1 on a conflict). */
   okCodes?: number[];
-  /** `-c name=value` settings for this command only (an `http.extraHeader` carrying a token). */
-  settings?: Record<string, string>;
   /** Longest the command may run, ms. */
   timeoutMs?: number;
 }
@@ -31,8 +29,8 @@ export class GitError extends Error {
   }
 }
 
-const ZERO = '0000000000000000000000000000000000000000';
-export const ZERO_OID = ZERO;
+/** The id git uses for "no object" (`update-ref <ref> <new> <zero>`: the ref must not exist). */
+export const ZERO_OID = '0000000000000000000000000000000000000000';
 
 /**
  * The environment every git command runs with: nothing of the service's own (no secrets), no
@@ -69,8 +67,7 @@ export function redact(text: string): string {
  * `update-ref` failing = a lost compare-and-swap), and wrappers hide them.
  */
 export function git(gitDir: string | null, args: string[], options: GitOptions = {}): Promise<GitResult> {
-  const settings = Object.entries(options.settings ?? {}).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
-  const full = [...settings, ...(gitDir ? [`--git-dir=${gitDir}`] : []), ...args];
+  const full = [...(gitDir ? [`--git-dir=${gitDir}`] : []), ...args];
   return new Promise((resolve, reject) => {
     const child = execFile(
       'git',
@@ -106,5 +103,3 @@ export function git(gitDir: string | null, args: string[], options: GitOptions =
 
 /** The trimmed text of a command's output. */
 export const text = (result: GitResult): string => result.stdout.toString('utf8').trim();
-
-export const isZero = (oid: string | null | undefined): boolean => !oid || oid === ZERO;
