@@ -483,6 +483,26 @@ describe('deployments', () => {
       });
     });
 
+    it('GET .../settings answers the same payload, to readers, and 404 for another account', async () => {
+      const { id } = await create(t.admin, { name: 'Read settings' });
+      const written = await put(id, { customDomain: 'bi.example.com', templateVariables: { a: 1 } });
+      const read = await t.http().get(`/api/v1/deployments/${id}/settings`).set(bearer(viewer.token));
+      expect(read.status).toBe(200);
+      expect(read.body).toEqual(written.body);
+      expect((await t.http().get(`/api/v1/deployments/${id}/settings`)).status).toBe(401);
+      const foreign = await t
+        .http()
+        .get(`/api/v1/deployments/${otherDeploymentId}/settings`)
+        .set(bearer(t.admin.token));
+      expectErrorShape(foreign.body, 404, 'deployment_not_found');
+      const bad = await t.http().get(`/api/v1/deployments/abc/settings`).set(bearer(t.admin.token));
+      expectErrorShape(bad.body, 400, 'validation_failed');
+      const guest = await newUser(t, t.admin, { defaultRoles: ['Guest'] });
+      expect((await t.http().get(`/api/v1/deployments/${id}/settings`).set(bearer(guest.token))).status).toBe(
+        403,
+      );
+    });
+
     it('merges partially: omitted fields are left unchanged', async () => {
       const { id } = await create(t.admin, { name: 'Partial' });
       const first = await put(id, {

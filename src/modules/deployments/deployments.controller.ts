@@ -55,6 +55,21 @@ export class DeploymentsController {
     return this.deployments.get(actor, id);
   }
 
+  @Get(':deploymentId/settings')
+  @RequireObjectAction(Action.DeploymentRead)
+  @ApiOperation({
+    summary: 'Every setting of a deployment in one payload',
+    description: 'The same payload PUT /deployments/{deploymentId} answers. Secrets are never part of it.',
+  })
+  @ApiOkResponse({ type: DeploymentSettingsDto })
+  @ApiErrors('validation_failed', 'deployment_not_found')
+  getDeploymentSettings(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+  ): Promise<DeploymentSettingsDto> {
+    return this.deployments.settings(actor, id);
+  }
+
   @Put(':deploymentId')
   @RequireObjectAction(Action.DeploymentUpdate)
   @ApiOperation({

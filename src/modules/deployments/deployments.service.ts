@@ -138,6 +138,12 @@ export class DeploymentsService implements OnModuleInit {
     return this.toDeployment(row);
   }
 
+  /** Every setting in one payload (`GET .../settings`), as `update` answers it. */
+  async settings(actor: Principal, id: number): Promise<DeploymentSettingsDto> {
+    await this.access.requireAccess(actor, 'Deployment', id, Action.DeploymentRead);
+    return this.toSettings(await this.row(actor.accountId, id));
+  }
+
   async update(actor: Principal, id: number, dto: UpdateDeploymentDto): Promise<DeploymentSettingsDto> {
     await this.access.requireAccess(actor, 'Deployment', id, Action.DeploymentUpdate);
     if (dto.name !== undefined) assertNameNotBlank(dto.name);
