@@ -33,10 +33,7 @@ describe('PostgreSQL faults', () => {
   beforeAll(async () => {
     await proxy.listen();
     t = await startApp(
-      // No outbox relay pass runs during the faults: the test is about requests, and a relay query
-      // cut by a reset connection was seen to end as an unhandled rejection (see the note of
-      // issue 13) that fails the file whatever its tests assert.
-      { ...BOUNDS, REDIS_URL: '', OUTBOX_RELAY_INTERVAL_MS: '600000' },
+      { ...BOUNDS, REDIS_URL: '' },
       {
         databaseUrl: (url) => {
           const proxied = new URL(url);

@@ -2,7 +2,9 @@ import { QueryFailedError } from 'typeorm';
 import { Database } from '../../src/core/database/database.js';
 import { statementName } from '../../src/core/database/statement-name.js';
 import { AccountsService } from '../../src/modules/users/accounts.service.js';
+import { ADMIN_URL } from '../support/database.js';
 import { startServiceApp, type ServiceApp } from '../support/service.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
 
 /**
  * The unit of work: every query made while `Database.transaction` runs joins its transaction,
@@ -173,5 +175,53 @@ describe('Database: the unit of work', () => {
       await expect(failing).rejects.toMatchObject({ driverError: { code: '22012' } });
       expect(await db.one(`SELECT 1 AS one`, {}, { prepare: true })).toEqual({ one: 1 });
     });
+  });
+});
+
+/** Reads outside a unit of work take a connection of the pool themselves (`Database.onPool`). */
+describe('Database: a connection lost under a read on the pool', () => {
+  const target = new URL(ADMIN_URL);
+  const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+  let t: ServiceApp;
+
+  beforeAll(async () => {
+    await proxy.listen();
+    t = await startServiceApp(
+      // No background work on the pool: the only connection in use is the read below.
+      { REDIS_URL: '', OUTBOX_RELAY_INTERVAL_MS: '600000' },
+      {
+        databaseUrl: (url) => {
+          const proxied = new URL(url);
+          proxied.hostname = '127.0.0.1';
+          proxied.port = String(proxy.port);
+          return proxied.toString();
+        },
+      },
+    );
+  });
+  afterAll(async () => {
+    await t?.close();
+    await proxy.close();
+  });
+
+  it('fails the read and the process goes on (the reset is not an unhandled error event)', async () => {
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => void uncaught.push(err);
+    process.prependListener('uncaughtException', onUncaught);
+    try {
+      const db = t.app.get(Database);
+      const slow = db
+        .query(`SELECT pg_sleep(30) AS slept WHERE :n::int = 1`, { n: 1 })
+        .catch((err: unknown) => err);
+      await new Promise((r) => setTimeout(r, 300));
+      // The connection is reset under the running statement (a failover, a proxy restart).
+      proxy.sever();
+      expect(await slow).toBeInstanceOf(QueryFailedError);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(uncaught).toEqual([]);
+      expect(await db.one(`SELECT 1 AS one`, {})).toEqual({ one: 1 });
+    } finally {
+      process.removeListener('uncaughtException', onUncaught);
+    }
   });
 });

@@ -27,9 +27,13 @@ export interface ServiceApp {
   close(): Promise<void>;
 }
 
-export async function startServiceApp(env: Record<string, string | undefined> = {}): Promise<ServiceApp> {
+export async function startServiceApp(
+  env: Record<string, string | undefined> = {},
+  options: { databaseUrl?: (url: string) => string } = {},
+): Promise<ServiceApp> {
   const db = await createTestDatabase();
-  const config = testConfig(db.url, env);
+  // `databaseUrl` lets a test route the app's connections (through a fault-injecting proxy).
+  const config = testConfig(options.databaseUrl?.(db.url) ?? db.url, env);
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), {
     bufferLogs: true,
     abortOnError: false,

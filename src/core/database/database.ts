@@ -80,13 +80,21 @@ export class Database {
     const pool = (this.dataSource.driver as PostgresDriver).master as pg.Pool;
     const client = await pool.connect();
     let broken: Error | undefined;
+    // The pool listens for a connection's errors only while it is idle (TypeORM's query runner
+    // adds a listener of its own): without this one, a connection reset while the client is out
+    // is an unhandled 'error' event, which ends the process.
+    const onError = (err: Error): void => {
+      broken = err;
+    };
+    client.on('error', onError);
     try {
       const result = await client.query<T & pg.QueryResultRow>({ name, text, values });
       return result.rows;
     } catch (err) {
-      if (!(err instanceof Error) || !('severity' in err)) broken = err as Error; // not a server error
+      if (!(err instanceof Error) || !('severity' in err)) broken ??= err as Error; // not a server error
       throw new QueryFailedError(text, values, err as Error);
     } finally {
+      client.removeListener('error', onError);
       client.release(broken);
     }
   }
