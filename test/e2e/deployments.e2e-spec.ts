@@ -503,6 +503,67 @@ describe('deployments', () => {
       );
     });
 
+    it('advances the setup wizard forward only, and resets it to project', async () => {
+      const { id } = await create(t.admin, { name: 'Wizard', creationStep: 'project' });
+      const advance = (creationStep: string, actor: Actor = t.admin) =>
+        t
+          .http()
+          .post(`/api/v1/deployments/${id}/creation-step/advance`)
+          .set(bearer(actor.token))
+          .send({ creationStep });
+      const upload = await advance('upload');
+      expect(upload.status).toBe(200);
+      expect(upload.body).toEqual({
+        id,
+        name: 'Wizard',
+        deploymentUrl: `https://deployment-${id}.platform.localhost`,
+        creationStep: 'upload',
+      });
+      // The same step again is a retry; skipping forward is allowed.
+      expect((await advance('upload')).body.creationStep).toBe('upload');
+      expect((await advance('databases')).body.creationStep).toBe('databases');
+      for (const back of ['schema', 'project', 'demo']) {
+        expectErrorShape((await advance(back)).body, 400, 'creation_step_invalid');
+      }
+      expectErrorShape((await advance('nowhere')).body, 400, 'validation_failed');
+      expect((await advance('ready')).body.creationStep).toBe('ready');
+      const reset = await t
+        .http()
+        .post(`/api/v1/deployments/${id}/creation-step/reset`)
+        .set(bearer(t.admin.token));
+      expect(reset.status).toBe(200);
+      expect(reset.body.creationStep).toBe('project');
+      const withBody = await t
+        .http()
+        .post(`/api/v1/deployments/${id}/creation-step/reset`)
+        .set(bearer(t.admin.token))
+        .send({ creationStep: 'ready' });
+      expectErrorShape(withBody.body, 400, 'validation_failed');
+      expect((await advance('demo')).body.creationStep).toBe('demo');
+      expectErrorShape((await advance('ready')).body, 400, 'creation_step_invalid');
+      // Access: readers may not move it, other accounts do not see it.
+      expectErrorShape((await advance('ready', viewer)).body, 403, 'forbidden');
+      const foreign = await t
+        .http()
+        .post(`/api/v1/deployments/${otherDeploymentId}/creation-step/reset`)
+        .set(bearer(t.admin.token));
+      expectErrorShape(foreign.body, 404, 'deployment_not_found');
+      expect((await t.http().post(`/api/v1/deployments/${id}/creation-step/reset`)).status).toBe(401);
+    });
+
+    it('lets one of two racing advances win when they disagree', async () => {
+      const { id } = await create(t.admin, { name: 'Race', creationStep: 'project' });
+      const go = (creationStep: string) =>
+        t
+          .http()
+          .post(`/api/v1/deployments/${id}/creation-step/advance`)
+          .set(bearer(t.admin.token))
+          .send({ creationStep });
+      // ready and demo exclude each other: whichever lands first makes the other invalid.
+      const results = await Promise.all([go('ready'), go('demo')]);
+      expect(results.map((r) => r.status).sort()).toEqual([200, 400]);
+    });
+
     it('merges partially: omitted fields are left unchanged', async () => {
       const { id } = await create(t.admin, { name: 'Partial' });
       const first = await put(id, {

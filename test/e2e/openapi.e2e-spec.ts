@@ -65,11 +65,12 @@ describe('OpenAPI document and Swagger UI', () => {
         });
       }
       // Membership links (`PUT /roles/{roleId}/users/{userId}`, `PUT /groups/{id}/users/{userId}`...) take no body.
-      // So does `upload/start`, whose options are query parameters (the reference's command-line
-      // client sends no body).
+      // So do `upload/start`, whose options are query parameters (the reference's command-line
+      // client sends no body), and `creation-step/reset` (the reference's takes none).
       const link =
         /\/(users|groups)\/\{(userId|groupId)\}$/.test(op.path) ||
-        op.path.endsWith('/data-model/upload/start');
+        op.path.endsWith('/data-model/upload/start') ||
+        op.path.endsWith('/creation-step/reset');
       if (['post', 'put', 'patch'].includes(op.method) && !link) {
         const body = op.op.requestBody as { content?: Record<string, { schema?: unknown }> } | undefined;
         // The one file upload takes multipart/form-data; every other body is JSON.

@@ -127,6 +127,10 @@ export const ERROR_CODES = {
     status: 400,
     meaning: '`releaseChannelVersion` is not offered on the release channel.',
   },
+  creation_step_invalid: {
+    status: 400,
+    meaning: 'The setup wizard cannot advance from its current step to that one (see docs/deployments.md).',
+  },
 
   // Data model (git).
   invalid_branch_name: {

@@ -24,9 +24,9 @@ import {
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { coreError } from '../../core/http/api-error.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
+import { refuseBody } from '../../core/http/no-body.js';
 import { PageQueryDto, type Page } from '../../core/http/pagination.js';
 import { StringField } from '../../core/http/validation.js';
 import type { DeploymentDto } from '../deployments/dto/deployment.dto.js';
@@ -242,10 +242,7 @@ export class DataModelController {
     @Query() query: UploadQueryDto,
     @Body() body: unknown,
   ): Promise<UploadStartDto> {
-    // No body is expected (the options are query parameters); fields sent anyway are refused.
-    if (body !== undefined && body !== null && (typeof body !== 'object' || Object.keys(body).length > 0)) {
-      throw coreError('validation_failed', ['upload/start takes no body; its options are query parameters']);
-    }
+    refuseBody(body, 'upload/start (its options are query parameters)');
     return this.uploads.start(actor, id, query);
   }
 

@@ -10,9 +10,11 @@ import {
 import type { Principal } from '../../core/auth/principal.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
+import { refuseBody } from '../../core/http/no-body.js';
 import { PageQueryDto } from '../../core/http/pagination.js';
 import { DeploymentsService } from './deployments.service.js';
 import {
+  AdvanceCreationStepDto,
   CreateDeploymentDto,
   DeploymentDeleteResponseDto,
   DeploymentDto,
@@ -87,6 +89,40 @@ export class DeploymentsController {
     @Body() dto: UpdateDeploymentDto,
   ): Promise<DeploymentSettingsDto> {
     return this.deployments.update(actor, id, dto);
+  }
+
+  @Post(':deploymentId/creation-step/advance')
+  @HttpCode(200)
+  @RequireObjectAction(Action.DeploymentUpdate)
+  @ApiOperation({
+    summary: 'Advance the setup wizard',
+    description:
+      'To a later step of project, upload, schema, github, ssh, databases, ready (steps may be skipped), ' +
+      'or to demo from project; the current step again changes nothing. Anything else is 400 creation_step_invalid.',
+  })
+  @ApiOkResponse({ type: DeploymentDto })
+  @ApiErrors('validation_failed', 'creation_step_invalid', 'deployment_not_found')
+  advanceCreationStep(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Body() dto: AdvanceCreationStepDto,
+  ): Promise<DeploymentDto> {
+    return this.deployments.advanceCreationStep(actor, id, dto.creationStep);
+  }
+
+  @Post(':deploymentId/creation-step/reset')
+  @HttpCode(200)
+  @RequireObjectAction(Action.DeploymentUpdate)
+  @ApiOperation({ summary: 'Reset the setup wizard to its first step (project)' })
+  @ApiOkResponse({ type: DeploymentDto })
+  @ApiErrors('validation_failed', 'deployment_not_found')
+  resetCreationStep(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Body() body: unknown,
+  ): Promise<DeploymentDto> {
+    refuseBody(body, 'creation-step/reset');
+    return this.deployments.resetCreationStep(actor, id);
   }
 
   @Delete(':deploymentId')

@@ -157,6 +157,15 @@ export class DeploymentsRepository {
     );
   }
 
+  /** Moves the setup wizard to `step`; the row as it is after. */
+  setCreationStep(accountId: number, id: number, step: string): Promise<DeploymentRow | undefined> {
+    return this.db.one<DeploymentRow>(
+      `UPDATE deployments d SET creation_step = :step, updated_at = now()
+       WHERE d.account_id = :accountId AND d.id = :id RETURNING ${COLUMNS}`,
+      { accountId, id, step },
+    );
+  }
+
   /** Sets where the data model is served from (the deploy branch and project root). */
   async setGitSettings(
     accountId: number,

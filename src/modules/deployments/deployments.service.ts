@@ -15,7 +15,13 @@ import {
 } from '../../core/http/pagination.js';
 import { JobQueue } from '../../core/queue/job-queue.service.js';
 import { JobRuns } from '../../core/queue/job-runs.service.js';
-import { RELEASE_CHANNEL_VERSIONS, type ReleaseChannel } from './deployment.constants.js';
+import {
+  canAdvance,
+  CREATION_STEP_ORDER,
+  RELEASE_CHANNEL_VERSIONS,
+  type CreationStep,
+  type ReleaseChannel,
+} from './deployment.constants.js';
 import { DeploymentLifecycle } from './deployment-lifecycle.js';
 import { deploymentsError } from './deployments.errors.js';
 import { DeploymentsRepository, type DeploymentRow } from './deployments.repository.js';
@@ -174,6 +180,36 @@ export class DeploymentsService implements OnModuleInit {
       return updated;
     });
     return this.toSettings(row);
+  }
+
+  /**
+   * Moves the setup wizard forward (`creation-step/advance`): to a later step of the reference's
+   * order, or to the same one (a retry changes nothing). The row is locked, so two advances
+   * take turns and each is checked against the step the other left.
+   */
+  async advanceCreationStep(actor: Principal, id: number, step: CreationStep): Promise<DeploymentDto> {
+    await this.access.requireAccess(actor, 'Deployment', id, Action.DeploymentUpdate);
+    const row = await this.db.transaction(async () => {
+      const current = await this.row(actor.accountId, id, true);
+      if (!canAdvance(current.creationStep, step)) {
+        throw deploymentsError(
+          'creation_step_invalid',
+          `The setup wizard cannot advance from ${current.creationStep} to ${step}: it goes forward through ` +
+            `${CREATION_STEP_ORDER.join(', ')} (demo from project only); reset goes back to project`,
+        );
+      }
+      if (current.creationStep === step) return current;
+      return (await this.repository.setCreationStep(actor.accountId, id, step))!;
+    });
+    return this.toDeployment(row);
+  }
+
+  /** Takes the setup wizard back to its first step, `project` (`creation-step/reset`). */
+  async resetCreationStep(actor: Principal, id: number): Promise<DeploymentDto> {
+    await this.access.requireAccess(actor, 'Deployment', id, Action.DeploymentUpdate);
+    const row = await this.repository.setCreationStep(actor.accountId, id, 'project');
+    if (!row) throw notFound('Deployment', id);
+    return this.toDeployment(row);
   }
 
   /** Deletes the deployment with everything hanging from it, its runs and the grants on it. */

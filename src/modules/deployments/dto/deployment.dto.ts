@@ -44,6 +44,11 @@ export class CreateDeploymentDto {
   deployMode?: (typeof DEPLOY_MODES)[number] | null;
 }
 
+export class AdvanceCreationStepDto {
+  @EnumField(CREATION_STEPS, { enumName: 'CreationStep', description: 'A later step of the wizard' })
+  creationStep: (typeof CREATION_STEPS)[number];
+}
+
 export class UpdateDeploymentDto {
   @StringField({ optional: true, minLength: 1, maxLength: 255 }) name?: string;
 
