@@ -18,15 +18,7 @@ export type CreationStep = (typeof CREATION_STEPS)[number];
  * order (steps may be skipped: an upload needs no GitHub step) or stays (a retry); `demo` is
  * reached from `project` only and, like `ready`, ends the wizard; `reset` goes back to `project`.
  */
-export const CREATION_STEP_ORDER: readonly CreationStep[] = [
-  'project',
-  'upload',
-  'schema',
-  'github',
-  'ssh',
-  'databases',
-  'ready',
-];
+export const CREATION_STEP_ORDER: readonly CreationStep[] = CREATION_STEPS.filter((s) => s !== 'demo');
 
 /** Whether the wizard may go from `from` to `to` with `advance`. */
 export function canAdvance(from: string, to: CreationStep): boolean {
