@@ -90,6 +90,18 @@ const WRITE_ERRORS = [
   'invalid_branch_name',
 ] as const;
 
+const MERGE_ERRORS = [
+  'validation_failed',
+  'deployment_not_found',
+  'branch_not_found',
+  'not_in_dev_mode',
+  'nothing_to_merge',
+  'merge_conflict',
+  'merge_not_allowed',
+  'remote_failed',
+  'queue_unavailable',
+] as const;
+
 /** Paging of a list whose items are served whole: `items` and the deprecated `data`. */
 function legacy<T>(page: Page<T>): Page<T> & { data: T[] } {
   return { ...page, data: page.items };
@@ -483,17 +495,7 @@ export class DataModelController {
     description: 'Default: your active branch. A conflict is 409 listing the files and changes nothing.',
   })
   @ApiOkResponse({ type: MergeResponseDto })
-  @ApiErrors(
-    'validation_failed',
-    'deployment_not_found',
-    'branch_not_found',
-    'not_in_dev_mode',
-    'nothing_to_merge',
-    'merge_conflict',
-    'merge_not_allowed',
-    'remote_failed',
-    'queue_unavailable',
-  )
+  @ApiErrors(...MERGE_ERRORS)
   merge(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') id: number,
@@ -507,17 +509,7 @@ export class DataModelController {
   @RequireObjectAction(Action.SchemaUpdate)
   @ApiOperation({ summary: 'Merge a branch straight into the deploy (default) branch' })
   @ApiOkResponse({ type: MergeResponseDto })
-  @ApiErrors(
-    'validation_failed',
-    'deployment_not_found',
-    'branch_not_found',
-    'not_in_dev_mode',
-    'nothing_to_merge',
-    'merge_conflict',
-    'merge_not_allowed',
-    'remote_failed',
-    'queue_unavailable',
-  )
+  @ApiErrors(...MERGE_ERRORS)
   mergeToDefault(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') id: number,

@@ -11,7 +11,7 @@ import { DataModelRepository } from './data-model.repository.js';
 import type { BuildStatusDto } from './dto/data-model.dto.js';
 import { branchRef, GitStore } from './git/git-store.js';
 import { rootPrefix } from './model-paths.js';
-import { ModelWorkspace, type ModelContext } from './model-workspace.js';
+import { ModelWorkspace } from './model-workspace.js';
 
 export interface BuildPayload {
   buildId: number;
@@ -98,10 +98,10 @@ export class ModelBuilds {
     branchName: string | undefined,
   ): Promise<BuildStatusDto> {
     const ctx = await this.workspace.open(actor, deploymentId, Action.DeploymentRead);
-    let name = branchName;
-    if (name === undefined) {
-      name = (await this.activeOrDeploy(ctx)) ?? ctx.settings.deployBranchName;
-    }
+    const name =
+      branchName ??
+      (await this.repository.activeBranch(deploymentId, actor.userId)) ??
+      ctx.settings.deployBranchName;
     const mode = name === ctx.settings.deployBranchName ? 'production' : 'dev_mode';
     const base = { deploymentId, branchName: name, mode };
     const head = await this.git.resolve(deploymentId, branchRef(name));
@@ -127,10 +127,6 @@ export class ModelBuilds {
       lastHash: build.commitSha,
       updatedAt: run?.finishedAt ?? run?.startedAt ?? build.createdAt.toISOString(),
     };
-  }
-
-  private async activeOrDeploy(ctx: ModelContext): Promise<string | null> {
-    return this.repository.activeBranch(ctx.deploymentId, ctx.actor.userId);
   }
 
   /**

@@ -19,7 +19,7 @@ import type {
   ValidateQueryDto,
   ValidationResponseDto,
 } from './dto/data-model.dto.js';
-import { branchRef, pendingRef, type TreeChanges } from './git/git-store.js';
+import { branchRef, pendingRef, type TreeChanges, type TreeFile } from './git/git-store.js';
 import { ModelBuilds, readProject } from './model-builds.js';
 import { fileTree, normalisePath } from './model-paths.js';
 import { ModelRemotes } from './model-remotes.js';
@@ -206,13 +206,18 @@ export class ModelFiles {
     const files = (await this.ws.git.listFiles(deploymentId, commit)).filter((f) =>
       f.path.startsWith(prefix),
     );
+    const hashes = await this.contentHashes(deploymentId, files);
+    for (const f of files) out[f.path.slice(prefix.length)] = { hash: hashes.get(f.oid)! };
+    return out;
+  }
+
+  /** The SHA-1 of each file's content (what clients hash), by blob id, in one read of the blobs. */
+  async contentHashes(deploymentId: number, files: TreeFile[]): Promise<Map<string, string>> {
     const blobs = await this.ws.git.readBlobs(
       deploymentId,
       files.map((f) => f.oid),
     );
-    for (const f of files)
-      out[f.path.slice(prefix.length)] = { hash: sha1(blobs.get(f.oid) ?? Buffer.alloc(0)) };
-    return out;
+    return new Map(files.map((f) => [f.oid, sha1(blobs.get(f.oid) ?? Buffer.alloc(0))]));
   }
 
   async validate(

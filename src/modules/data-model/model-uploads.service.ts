@@ -132,9 +132,9 @@ export class ModelUploads {
       const next = await this.ws.moveRef(ctx, branch.name, branchRef(branch.name), async (head) => {
         // Content already on the branch, by hash: a file the client did not send again.
         const current = head ? await git.listFiles(deploymentId, head) : [];
-        const hashes = await this.files.hashesAt(deploymentId, head, '');
+        const hashes = await this.files.contentHashes(deploymentId, current);
         const byHash = new Map<string, string>();
-        for (const f of current) byHash.set(hashes[f.path]?.hash ?? '', f.oid);
+        for (const f of current) byHash.set(hashes.get(f.oid)!, f.oid);
         for (const f of uploaded.values()) byHash.set(f.sha1, f.blobOid);
         const changes: TreeChanges = new Map();
         const missing: string[] = [];
