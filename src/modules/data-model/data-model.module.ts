@@ -8,6 +8,7 @@ import { DeploymentsModule } from '../deployments/deployments.module.js';
 import { ModelCompiler } from './compiler/model-compiler.js';
 import { BuildStatusController, DataModelController } from './data-model.controller.js';
 import { DataModelRepository } from './data-model.repository.js';
+import { EnvironmentsController } from './environments.controller.js';
 import { ModelBranch } from './entities/model-branch.entity.js';
 import { ModelBuild } from './entities/model-build.entity.js';
 import { ModelDevSession } from './entities/model-dev-session.entity.js';
@@ -17,6 +18,7 @@ import { GitStore } from './git/git-store.js';
 import { GitHubModule } from './github/github.module.js';
 import { ModelBranches } from './model-branches.service.js';
 import { BUILD_JOB, ModelBuilds } from './model-builds.js';
+import { ModelEnvironments } from './model-environments.js';
 import { ModelFiles } from './model-files.service.js';
 import { ModelRemotes } from './model-remotes.js';
 import { ModelUploads } from './model-uploads.service.js';
@@ -72,7 +74,7 @@ class ModelLifecycle implements OnModuleInit {
     DeploymentsModule,
     GitHubModule,
   ],
-  controllers: [DataModelController, BuildStatusController],
+  controllers: [DataModelController, BuildStatusController, EnvironmentsController],
   providers: [
     DataModelRepository,
     GitStore,
@@ -83,6 +85,7 @@ class ModelLifecycle implements OnModuleInit {
     ModelFiles,
     ModelUploads,
     ModelBranches,
+    ModelEnvironments,
     ModelLifecycle,
     declareJobs(BUILD_JOB),
   ],

@@ -302,4 +302,60 @@ export class DataModelRepository {
       { deploymentId, branch },
     );
   }
+
+  // --- Environments -------------------------------------------------------------------------------
+
+  /**
+   * A page of the deployment's environments in (rank, branch) order: production (rank 0, the
+   * deploy branch), staging (rank 1, shared branches with the toggle on) and development (rank
+   * 2, personal dev branches with their owner's email), and the count of every environment
+   * of the requested types before paging. An empty page is one row with a null rank.
+   */
+  environments(q: {
+    deploymentId: number;
+    deployBranch: string;
+    ranks: number[];
+    after: [number, string] | null;
+    limit: number;
+    offset: number;
+  }): Promise<Array<EnvironmentRow | { rank: null; total: number }>> {
+    return this.db.query(
+      `WITH env AS (
+         SELECT 0 AS rank, :deployBranch::text AS branch, NULL::text AS email
+         UNION ALL
+         SELECT 1, b.name, NULL FROM model_branches b
+          WHERE b.deployment_id = :deploymentId AND b.kind = 'shared' AND b.staging_enabled
+            AND b.name <> :deployBranch
+         UNION ALL
+         SELECT 2, b.name, u.email FROM model_branches b
+           LEFT JOIN users u ON u.id = b.owner_user_id
+          WHERE b.deployment_id = :deploymentId AND b.kind = 'dev'
+       ), wanted AS (SELECT * FROM env WHERE rank = ANY(:ranks))
+       SELECT t.total, p.rank, p.branch, p.email
+         FROM (SELECT count(*)::int AS total FROM wanted) t
+         LEFT JOIN LATERAL (
+           SELECT rank, branch, email FROM wanted
+            WHERE :noAfter OR (rank, branch COLLATE "C") > (:afterRank, :afterBranch COLLATE "C")
+            ORDER BY rank, branch COLLATE "C"
+            LIMIT :limit OFFSET :offset
+         ) p ON TRUE`,
+      {
+        deploymentId: q.deploymentId,
+        deployBranch: q.deployBranch,
+        ranks: q.ranks,
+        noAfter: q.after === null,
+        afterRank: q.after?.[0] ?? 0,
+        afterBranch: q.after?.[1] ?? '',
+        limit: q.limit,
+        offset: q.offset,
+      },
+    );
+  }
+}
+
+export interface EnvironmentRow {
+  rank: 0 | 1 | 2;
+  branch: string;
+  email: string | null;
+  total: number;
 }

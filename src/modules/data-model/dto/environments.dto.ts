@@ -1,0 +1,71 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { LegacyPageQueryDto, LegacyPaginationDto, PageInfoDto } from '../../../core/http/pagination.js';
+import { EnumField } from '../../../core/http/validation.js';
+
+export const ENVIRONMENT_TYPES = ['production', 'staging', 'development'] as const;
+export type EnvironmentType = (typeof ENVIRONMENT_TYPES)[number];
+
+export class EnvironmentsQueryDto extends LegacyPageQueryDto {
+  @EnumField(ENVIRONMENT_TYPES, {
+    optional: true,
+    enumName: 'DeploymentEnvironmentType',
+    description: 'Only environments of this type',
+  })
+  type?: EnvironmentType;
+}
+
+export class EnvironmentApiCredentialDto {
+  @ApiProperty({ enum: ['rest', 'sql'], enumName: 'DeploymentEnvironmentApiCredentialType' })
+  type: 'rest' | 'sql';
+
+  @ApiProperty({ minimum: 1, description: 'Version of the API' }) version: number;
+
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'REST: the base URL of the API' })
+  url?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'SQL: the host to connect to' })
+  host?: string | null;
+
+  @ApiPropertyOptional({ type: Number, nullable: true, minimum: 1, description: 'SQL: the port' })
+  port?: number | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'SQL: the database name' })
+  database?: string | null;
+}
+
+export class EnvironmentDto {
+  @ApiProperty({
+    description:
+      'Stable id: `production`, `staging:<branch>` or `development:<branch>`; it names the branch it serves',
+    example: 'staging:feature-x',
+  })
+  id: string;
+
+  @ApiProperty({ enum: ENVIRONMENT_TYPES, enumName: 'DeploymentEnvironmentType' }) type: EnvironmentType;
+
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'The branch whose data model it serves' })
+  branch?: string | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: 'Development: the email of the user whose dev-mode branch it is',
+  })
+  user?: string | null;
+
+  @ApiProperty({ type: [EnvironmentApiCredentialDto] }) api_credentials: EnvironmentApiCredentialDto[];
+}
+
+export class EnvironmentsListDto {
+  @ApiProperty({ type: [EnvironmentDto] }) items: EnvironmentDto[];
+
+  @ApiProperty({ type: [EnvironmentDto], deprecated: true, description: 'Deprecated: the same as items' })
+  data: EnvironmentDto[];
+
+  @ApiProperty({ deprecated: true, description: 'Deprecated: the total number of environments' })
+  count: number;
+
+  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
+
+  @ApiProperty({ type: LegacyPaginationDto, deprecated: true }) pagination: LegacyPaginationDto;
+}

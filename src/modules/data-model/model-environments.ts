@@ -1,0 +1,109 @@
+import { Injectable } from '@nestjs/common';
+import { Action } from '../../core/auth/action.js';
+import { AccessService } from '../../core/auth/access.service.js';
+import type { Principal } from '../../core/auth/principal.js';
+import {
+  buildPage,
+  fetchLimit,
+  resolvePaging,
+  withLegacyFields,
+  type LegacyPage,
+} from '../../core/http/pagination.js';
+import { DeploymentsService } from '../deployments/deployments.service.js';
+import { DataModelRepository, type EnvironmentRow } from './data-model.repository.js';
+import {
+  ENVIRONMENT_TYPES,
+  type EnvironmentApiCredentialDto,
+  type EnvironmentDto,
+  type EnvironmentsQueryDto,
+} from './dto/environments.dto.js';
+
+/** The port the SQL API of a deployment listens on (the PostgreSQL wire protocol's own). */
+export const SQL_API_PORT = 5432;
+
+/**
+ * Where a deployment's data is served, one environment per branch that is served:
+ * - production: the deploy branch, at `<deploymentUrl>/cubejs-api/v1` and over SQL;
+ * - staging: each shared branch with its staging toggle on, at
+ *   `<deploymentUrl>/dev-mode/<branch>/cubejs-api/v1` (the address the reference gives a staging
+ *   environment);
+ * - development: each user's personal dev-mode branch, at the same kind of address.
+ * Environments are derived from the branches, never stored apart from them.
+ */
+@Injectable()
+export class ModelEnvironments {
+  constructor(
+    private readonly access: AccessService,
+    private readonly deployments: DeploymentsService,
+    private readonly repository: DataModelRepository,
+  ) {}
+
+  async list(
+    actor: Principal,
+    deploymentId: number,
+    query: EnvironmentsQueryDto,
+  ): Promise<LegacyPage<EnvironmentDto>> {
+    const paging = resolvePaging(query, ['number', 'string']);
+    await this.access.requireAccess(actor, 'Deployment', deploymentId, Action.DeploymentRead);
+    const [settings, deployment] = await Promise.all([
+      this.deployments.gitSettings(actor.accountId, deploymentId),
+      this.deployments.describe(actor.accountId, deploymentId),
+    ]);
+    const ranks = query.type ? [ENVIRONMENT_TYPES.indexOf(query.type)] : ENVIRONMENT_TYPES.map((_, i) => i);
+    const after = paging.mode === 'cursor' && paging.after ? paging.after : null;
+    const rows = await this.repository.environments({
+      deploymentId,
+      deployBranch: settings.deployBranchName,
+      ranks,
+      after: after ? [after[0] as number, after[1] as string] : null,
+      limit: fetchLimit(paging),
+      offset: paging.mode === 'offset' ? paging.offset : 0,
+    });
+    const total = rows[0]?.total ?? 0;
+    const page = rows.filter((r): r is EnvironmentRow => r.rank !== null);
+    return withLegacyFields(
+      buildPage(
+        page,
+        paging,
+        (r) => [r.rank, r.branch],
+        (r) => toEnvironment(deployment.deploymentUrl, r),
+      ),
+      paging,
+      total,
+    );
+  }
+}
+
+function toEnvironment(deploymentUrl: string, row: EnvironmentRow): EnvironmentDto {
+  const type = ENVIRONMENT_TYPES[row.rank];
+  if (type === 'production') {
+    return {
+      id: 'production',
+      type,
+      branch: row.branch,
+      user: null,
+      api_credentials: [
+        rest(`${deploymentUrl}/cubejs-api/v1`),
+        {
+          type: 'sql',
+          version: 1,
+          url: null,
+          host: new URL(deploymentUrl).hostname,
+          port: SQL_API_PORT,
+          database: null,
+        },
+      ],
+    };
+  }
+  return {
+    id: `${type}:${row.branch}`,
+    type,
+    branch: row.branch,
+    user: type === 'development' ? row.email : null,
+    api_credentials: [rest(`${deploymentUrl}/dev-mode/${encodeURIComponent(row.branch)}/cubejs-api/v1`)],
+  };
+}
+
+function rest(url: string): EnvironmentApiCredentialDto {
+  return { type: 'rest', version: 1, url, host: null, port: null, database: null };
+}
