@@ -226,7 +226,7 @@ describe('deployment environments', () => {
     [{ first: 1, offset: 0 }, 'pagination_conflict'],
     [{ unknown: 'x' }, 'validation_failed'],
   ])('answers 400 to %j', async (query, code) => {
-    const res = await envs(id, query as Record<string, string>);
+    const res = await envs(id, query);
     expectErrorShape(res.body, 400, code);
   });
 
