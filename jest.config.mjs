@@ -18,7 +18,10 @@ const swc = [
 
 const common = {
   transform: { '^.+\\.(t|j|mj)s$': swc },
-  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|jose)/)'],
+  // ESM-only packages: @kubernetes/client-node and the OIDC libraries it loads.
+  transformIgnorePatterns: [
+    '/node_modules/(?!(@nestjs|jose|@kubernetes/client-node|openid-client|oauth4webapi)/)',
+  ],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
   testEnvironment: 'node',
@@ -38,6 +41,7 @@ const SLOW = [
   'processes',
   'queue',
   'rate-limit',
+  'runtime-process',
   'startup-checks',
 ].map((name) => `<rootDir>/test/e2e/${name}.e2e-spec.ts`);
 

@@ -11,6 +11,7 @@ import { ReportCounts1764300000000 } from './1764300000000-ReportCounts.js';
 import { PrincipalChanges1764300000100 } from './1764300000100-PrincipalChanges.js';
 import { DataModel1764400000000 } from './1764400000000-DataModel.js';
 import { GitHubInstallations1764400000100 } from './1764400000100-GitHubInstallations.js';
+import { ReleasesAndEnvVars1764500000000 } from './1764500000000-ReleasesAndEnvVars.js';
 
 /** Every migration, in order. Listed explicitly: ESM builds cannot rely on globbing. */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   PrincipalChanges1764300000100,
   DataModel1764400000000,
   GitHubInstallations1764400000100,
+  ReleasesAndEnvVars1764500000000,
 ];

@@ -20,6 +20,7 @@ import { SettingsModule } from './modules/settings/settings.module.js';
 import { UsageModule } from './modules/usage/usage.module.js';
 import { UserAttributesModule } from './modules/user-attributes/user-attributes.module.js';
 import { DataModelModule } from './modules/data-model/data-model.module.js';
+import { RuntimeModule } from './modules/runtime/runtime.module.js';
 
 /** The core plus every domain module. The API, the worker and the CLI all start from this. */
 @Module({})
@@ -50,6 +51,7 @@ export class AppModule {
         UsageModule,
         ScimModule,
         DataModelModule,
+        RuntimeModule,
       ],
     };
   }

@@ -34,6 +34,19 @@ const COMMANDS: Record<string, Command> = {
     details: ['Prints {"userId","token"}. The token is shown once; only its hash is stored.'],
     options: IDENTITY,
   },
+  'add-release': {
+    synopsis: '--channel <channel> --version <version>',
+    summary: 'add a release to a channel of the release catalogue',
+    details: [
+      'The channel is latest or release.',
+      'Prints {"channel","version","added","head","deploymentsMoved","message"}. The version is',
+      'MAJOR.MINOR.PATCH, optionally with a v (stored without). When it becomes the head of the',
+      'channel (the highest version), deployments following the channel run it from now on and',
+      'their version history records it. Safe to repeat: a release the channel has already',
+      'changes nothing and prints "added":false.',
+    ],
+    options: { channel: { type: 'string' }, version: { type: 'string' } },
+  },
   migrate: {
     synopsis: '',
     summary: 'apply pending migrations',
@@ -51,11 +64,17 @@ const COMMANDS: Record<string, Command> = {
   },
 };
 
+/** The column of the commands' summaries in the usage. */
+const SYNOPSIS_WIDTH =
+  Math.max(...Object.entries(COMMANDS).map(([name, c]) => `${name} ${c.synopsis}`.length)) + 2;
+
 const USAGE = [
   'Usage: node dist/src/cli.js <command> [options]   (or: npm run cli -- <command> [options])',
   '',
   'Commands:',
-  ...Object.entries(COMMANDS).map(([name, c]) => `  ${`${name} ${c.synopsis}`.padEnd(45)}${c.summary}`),
+  ...Object.entries(COMMANDS).map(
+    ([name, c]) => `  ${`${name} ${c.synopsis}`.padEnd(SYNOPSIS_WIDTH)}${c.summary}`,
+  ),
   '',
   'Options:',
   "  -h, --help       show this help, or a command's help after its name",
@@ -125,7 +144,9 @@ function parse(argv: string[]): Help | { command: string; values: Record<string,
   }
   if (command !== undefined && !(command in COMMANDS)) throw new UsageError(`unknown command: ${command}`);
   if (loose.values.help) return new Help(command ? commandUsage(command) : USAGE);
-  if (loose.values.version) return new Help(packageVersion());
+  // `--version` prints the version, unless the command takes a --version of its own (add-release).
+  if (loose.values.version && !(command !== undefined && 'version' in COMMANDS[command].options))
+    return new Help(packageVersion());
   if (command === undefined) throw new UsageError('a command is required');
 
   const usage = commandUsage(command);
@@ -232,6 +253,36 @@ async function run(argv: string[]): Promise<string> {
       return withContext(loadConfig('cli'), async (app) =>
         JSON.stringify(await app.get(AccountsService).token(account, email)),
       );
+    }
+    case 'add-release': {
+      const usage = commandUsage(command);
+      const channel = required(values, 'channel', usage);
+      const version = required(values, 'version', usage);
+      const [{ RELEASE_CHANNELS }, { parseReleaseVersion }] = await Promise.all([
+        import('./modules/deployments/deployment.constants.js'),
+        import('./modules/deployments/release-version.js'),
+      ]);
+      const channels: readonly string[] = RELEASE_CHANNELS;
+      if (!channels.includes(channel))
+        throw new UsageError(`--channel must be one of: ${RELEASE_CHANNELS.join(', ')}`, usage);
+      if (!parseReleaseVersion(version))
+        throw new UsageError(
+          '--version must be MAJOR.MINOR.PATCH, optionally with a v (1.7.0 or v1.7.0)',
+          usage,
+        );
+      const { ReleasesService } = await import('./modules/deployments/releases.service.js');
+      return withContext(loadConfig('cli'), async (app) => {
+        const result = await app
+          .get(ReleasesService)
+          .addRelease(channel as (typeof RELEASE_CHANNELS)[number], version);
+        const message = !result.added
+          ? `${result.version} is already on the ${result.channel} channel; nothing changed`
+          : result.head === result.version
+            ? `Added ${result.version} to the ${result.channel} channel as its head; ` +
+              `${result.deploymentsMoved} deployment(s) following the channel now run it`
+            : `Added ${result.version} to the ${result.channel} channel; its head stays ${result.head}`;
+        return JSON.stringify({ ...result, message });
+      });
     }
     case 'migrate': {
       const [{ DataSource }, { migrate }] = await Promise.all([

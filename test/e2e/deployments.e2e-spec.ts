@@ -69,6 +69,14 @@ describe('deployments', () => {
         is_managed: true,
         target_platform: 'cubecloud',
       });
+      // Its version history starts with the head of the channel it follows.
+      const history = await t.sql(
+        `SELECT account_id, release_channel, version FROM deployment_versions WHERE deployment_id = $1`,
+        [res.body.id],
+      );
+      expect(history).toEqual([
+        { account_id: t.admin.accountId, release_channel: 'latest', version: '1.6.2' },
+      ]);
     });
 
     it('queues the first build, which Bull runs to succeeded, and the outbox row ends done', async () => {
@@ -467,8 +475,10 @@ describe('deployments', () => {
         isManaged: true,
         targetPlatform: 'cubecloud',
         releaseChannel: 'latest',
-        releaseChannelVersion: null,
-        releaseChannelVersionHold: null,
+        // It follows its channel: it runs the channel's head.
+        releaseChannelVersion: '1.6.2',
+        releaseChannelVersionHold: false,
+        cubeImageVersion: 'v1.6.2',
         template: 'single',
         templateVariables: {},
         defaultLaunchpadViewGroup: null,
@@ -622,47 +632,72 @@ describe('deployments', () => {
       expect(row.template_variables).toEqual({ b: 'deux', c: { nested: true }, d: 4 });
     });
 
-    it('answers 400 release_version_invalid for a version the channel does not offer', async () => {
+    it('answers 400 release_version_invalid for a version not listed for the target channel', async () => {
       const { id } = await create();
       const res = await put(id, { releaseChannelVersion: '9.9.9' });
       expect(res.status).toBe(400);
       expectErrorShape(res.body, 400, 'release_version_invalid');
       expect(res.body.message).toContain('9.9.9');
+      // The offered versions are named: the channel's head (this deployment ran nothing else).
+      expect(res.body.message).toContain('1.6.2');
 
-      // 1.6.2 is on `latest` only.
-      const wrongChannel = await put(id, { releaseChannel: 'release', releaseChannelVersion: '1.6.2' });
-      expect(wrongChannel.status).toBe(400);
-      expectErrorShape(wrongChannel.body, 400, 'release_version_invalid');
+      // 1.6.2 is the head of `latest` only; 1.6.1 is in the catalogue, but this deployment never ran it.
+      for (const body of [
+        { releaseChannel: 'release', releaseChannelVersion: '1.6.2' },
+        { releaseChannelVersion: '1.6.1' },
+        { releaseChannelVersion: 'banana' },
+      ]) {
+        const refused = await put(id, body);
+        expect({ body, status: refused.status }).toEqual({ body, status: 400 });
+        expectErrorShape(refused.body, 400, 'release_version_invalid');
+      }
 
       const [row] = await t.sql<{ release_channel: string; release_channel_version: string | null }>(
         `SELECT release_channel, release_channel_version FROM deployments WHERE id = $1`,
         [id],
       );
       expect(row).toEqual({ release_channel: 'latest', release_channel_version: null });
+      const history = await t.sql(
+        `SELECT release_channel, version FROM deployment_versions WHERE deployment_id = $1`,
+        [id],
+      );
+      expect(history).toEqual([{ release_channel: 'latest', version: '1.6.2' }]);
     });
 
-    it('accepts a version the channel offers', async () => {
+    it('accepts a listed version: the head follows the channel, holding keeps a version', async () => {
       const { id } = await create();
-      const res = await put(id, { releaseChannelVersion: '1.6.2', releaseChannelVersionHold: true });
-      expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({
+      const head = await put(id, { releaseChannelVersion: 'v1.6.2' });
+      expect(head.status).toBe(200);
+      expect(head.body).toMatchObject({
         releaseChannel: 'latest',
         releaseChannelVersion: '1.6.2',
-        releaseChannelVersionHold: true,
+        releaseChannelVersionHold: false,
       });
 
-      // Switching channel keeps the pinned version, which must be offered there too.
+      const held = await put(id, { releaseChannelVersion: '1.6.2', releaseChannelVersionHold: true });
+      expect(held.body).toMatchObject({ releaseChannelVersion: '1.6.2', releaseChannelVersionHold: true });
+
+      // Switching channel keeps the held version, which must be offered there too.
       const switched = await put(id, { releaseChannel: 'release' });
       expect(switched.status).toBe(400);
       expectErrorShape(switched.body, 400, 'release_version_invalid');
 
-      const both = await put(id, { releaseChannel: 'release', releaseChannelVersion: '1.5.8' });
+      const both = await put(id, { releaseChannel: 'release', releaseChannelVersion: '1.5.9' });
       expect(both.status).toBe(200);
-      expect(both.body).toMatchObject({ releaseChannel: 'release', releaseChannelVersion: '1.5.8' });
+      expect(both.body).toMatchObject({
+        releaseChannel: 'release',
+        releaseChannelVersion: '1.5.9',
+        releaseChannelVersionHold: false,
+        cubeImageVersion: 'v1.5.9',
+      });
 
       const unpinned = await put(id, { releaseChannelVersion: null });
       expect(unpinned.status).toBe(200);
-      expect(unpinned.body).toMatchObject({ releaseChannel: 'release', releaseChannelVersion: null });
+      expect(unpinned.body).toMatchObject({
+        releaseChannel: 'release',
+        releaseChannelVersion: '1.5.9',
+        releaseChannelVersionHold: false,
+      });
     });
 
     it('answers 400 unknown_region for a region not in the catalogue, the empty one included', async () => {
@@ -762,6 +797,7 @@ describe('deployments', () => {
 
       expect(await t.sql(`SELECT id FROM deployments WHERE id = $1`, [id])).toEqual([]);
       expect(await t.sql(`SELECT id FROM deployment_builds WHERE deployment_id = $1`, [id])).toEqual([]);
+      expect(await t.sql(`SELECT id FROM deployment_versions WHERE deployment_id = $1`, [id])).toEqual([]);
       // The deployment's runs go with it (with their logs and jobs).
       expect(await t.sql(`SELECT id FROM job_runs WHERE owner = $1`, [`deployment:${id}`])).toEqual([]);
       const list = await t.http().get('/api/v1/deployments').set(bearer(t.admin.token));

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
@@ -94,6 +95,32 @@ export interface GitHubConfig {
   linkingRequired: boolean;
 }
 
+/**
+ * Where deployments run: what `GET /deployments/{id}/pods` and `.../logs` read
+ * (src/modules/runtime).
+ */
+export interface RuntimeConfig {
+  /** `none`: no runtime; pods are an empty list, logs the platform's own job-run records. */
+  kind: 'none' | 'kubernetes';
+  /** Longest one request waits on the runtime before answering 503 `runtime_unavailable`, ms. */
+  timeoutMs: number;
+  /** Set when `kind` is `kubernetes`. */
+  kubernetes: KubernetesConfig | null;
+}
+
+/** How to reach the Kubernetes API. `KUBECONFIG` wins over the in-cluster configuration. */
+export interface KubernetesConfig {
+  /** The kubeconfig files of `KUBECONFIG` (`:`-separated, merged as kubectl does); null: in-cluster. */
+  kubeconfig: string[] | null;
+  /** The API server Kubernetes announces to every pod (`KUBERNETES_SERVICE_HOST`, `_PORT`), if any. */
+  inCluster: { host: string; port: number } | null;
+  /**
+   * `KUBERNETES_NAMESPACE`; null: the kubeconfig context's namespace (or the service account's
+   * namespace in a cluster), else `default`.
+   */
+  namespace: string | null;
+}
+
 export const ENV_KEYS = [
   'NODE_ENV',
   'PORT',
@@ -143,6 +170,12 @@ export const ENV_KEYS = [
   'GITHUB_APP_PRIVATE_KEY',
   'GITHUB_APP_SLUG',
   'GITHUB_INSTALLATION_LINKING',
+  'DEPLOYMENT_RUNTIME',
+  'DEPLOYMENT_RUNTIME_TIMEOUT_MS',
+  'KUBECONFIG',
+  'KUBERNETES_NAMESPACE',
+  'KUBERNETES_SERVICE_HOST',
+  'KUBERNETES_SERVICE_PORT',
 ] as const satisfies readonly (keyof EnvSchema)[];
 
 export class ConfigError extends Error {}
@@ -177,6 +210,7 @@ export class AppConfig {
   readonly usageAnalytics: UsageAnalyticsConfig | null;
   readonly dataModel: DataModelConfig;
   readonly github: GitHubConfig;
+  readonly runtime: RuntimeConfig;
 
   constructor(
     readonly role: ProcessRole,
@@ -295,12 +329,50 @@ export class AppConfig {
           : null,
       linkingRequired: (env.GITHUB_INSTALLATION_LINKING ?? 'required') === 'required',
     };
+    this.runtime = runtimeConfig(env);
     refuseUnreachableHttps(this);
   }
 
   get embedded(): boolean {
     return this.database.url === null;
   }
+}
+
+/**
+ * `DEPLOYMENT_RUNTIME=kubernetes` needs a cluster to talk to: the kubeconfig files of `KUBECONFIG`
+ * (which must exist), else the in-cluster configuration of a pod. Neither is refused at start-up.
+ */
+function runtimeConfig(env: EnvSchema): RuntimeConfig {
+  const kind = (env.DEPLOYMENT_RUNTIME ?? 'none') as RuntimeConfig['kind'];
+  const timeoutMs = env.DEPLOYMENT_RUNTIME_TIMEOUT_MS ?? 5_000;
+  if (kind !== 'kubernetes') return { kind, timeoutMs, kubernetes: null };
+  const files = env.KUBECONFIG?.split(path.delimiter).filter((f) => f.trim() !== '') ?? [];
+  const inCluster =
+    env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT
+      ? { host: env.KUBERNETES_SERVICE_HOST, port: env.KUBERNETES_SERVICE_PORT }
+      : null;
+  if (files.length === 0 && !inCluster) {
+    throw new ConfigError(
+      'Invalid configuration:\n  DEPLOYMENT_RUNTIME=kubernetes, but there is no cluster to read: set ' +
+        'KUBECONFIG to a kubeconfig file, or run the service in a Kubernetes pod (in-cluster ' +
+        'configuration; KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are unset here)',
+    );
+  }
+  const missing = files.filter((f) => !fs.existsSync(f));
+  if (missing.length > 0) {
+    throw new ConfigError(
+      `Invalid configuration:\n  KUBECONFIG: ${missing.join(', ')} does not exist (DEPLOYMENT_RUNTIME=kubernetes)`,
+    );
+  }
+  return {
+    kind,
+    timeoutMs,
+    kubernetes: {
+      kubeconfig: files.length > 0 ? files.map((f) => path.resolve(f)) : null,
+      inCluster,
+      namespace: env.KUBERNETES_NAMESPACE ?? null,
+    },
+  };
 }
 
 /** `WORKER_QUEUES`: queue names separated by commas; an unknown name is refused at start-up. */

@@ -132,4 +132,19 @@ export class EnvSchema {
   @Matches(/^[a-z0-9][a-z0-9-]{0,99}$/i, { message: 'GITHUB_APP_SLUG must be the GitHub App slug' })
   GITHUB_APP_SLUG?: string;
   @IsOptional() @IsIn(['required', 'off']) GITHUB_INSTALLATION_LINKING?: string;
+
+  @IsOptional()
+  @IsIn(['none', 'kubernetes'], { message: 'DEPLOYMENT_RUNTIME must be one of: none, kubernetes' })
+  DEPLOYMENT_RUNTIME?: string;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(60000) DEPLOYMENT_RUNTIME_TIMEOUT_MS?: number;
+  /** A kubeconfig file, or several separated by `:` as kubectl reads them; checked in AppConfig. */
+  @IsOptional() @IsString() KUBECONFIG?: string;
+  @IsOptional()
+  @Matches(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, {
+    message: 'KUBERNETES_NAMESPACE must be a Kubernetes namespace name (a DNS label)',
+  })
+  KUBERNETES_NAMESPACE?: string;
+  /** Set by Kubernetes in every pod: where the cluster's API server is (in-cluster configuration). */
+  @IsOptional() @IsString() KUBERNETES_SERVICE_HOST?: string;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(65535) KUBERNETES_SERVICE_PORT?: number;
 }

@@ -78,6 +78,10 @@ export const ERROR_CODES = {
   oauth_integration_not_found: { status: 404, meaning: 'No such OAuth integration.' },
   oauth_token_not_found: { status: 404, meaning: 'The caller holds no token for that OAuth integration.' },
   oidc_token_config_not_found: { status: 404, meaning: 'No such OIDC token config.' },
+  pod_not_found: {
+    status: 404,
+    meaning: 'No such pod of the deployment (with no runtime configured: no such job run of the deployment).',
+  },
   report_not_found: { status: 404, meaning: 'No such report visible to the caller.' },
   role_not_found: { status: 404, meaning: 'No such custom role.' },
   upload_transaction_not_found: {
@@ -130,6 +134,36 @@ export const ERROR_CODES = {
   creation_step_invalid: {
     status: 400,
     meaning: 'The setup wizard cannot advance from its current step to that one (see docs/deployments.md).',
+  },
+  invalid_env_var_name: {
+    status: 400,
+    meaning:
+      'A new environment variable name does not match `^[A-Za-z_][A-Za-z0-9_]*$` (the message names it; only stored names may be resent as they are).',
+  },
+  duplicate_env_var_name: {
+    status: 400,
+    meaning: 'The same environment variable name is sent more than once in one request.',
+  },
+  env_var_placeholder: {
+    status: 400,
+    meaning:
+      'An environment variable value is the `[ENCRYPTED]` placeholder of a masked read; send the real value or leave the variable out.',
+  },
+  too_many_env_vars: {
+    status: 400,
+    meaning: 'The deployment would hold more than 500 environment variables.',
+  },
+
+  // Deployment runtime (pods and logs).
+  runtime_unavailable: {
+    status: 503,
+    meaning:
+      'The deployment runtime (the Kubernetes API) could not be reached, was overloaded, or did not answer within `DEPLOYMENT_RUNTIME_TIMEOUT_MS`; retry shortly.',
+  },
+  runtime_failed: {
+    status: 502,
+    meaning:
+      'The deployment runtime refused this service’s credentials or permissions (401, 403) or failed; the message gives its status.',
   },
 
   // Data model (git).

@@ -23,6 +23,7 @@ const KINDS = {
   OAuthIntegration: 'oauth_integration_not_found',
   OAuthToken: 'oauth_token_not_found',
   OidcTokenConfig: 'oidc_token_config_not_found',
+  Pod: 'pod_not_found',
   Report: 'report_not_found',
   Role: 'role_not_found',
   UploadTransaction: 'upload_transaction_not_found',

@@ -14,6 +14,11 @@ export const API_TAGS = [
   },
   { name: 'Regions', description: 'The regions a deployment can run in.' },
   {
+    name: 'Environments',
+    description:
+      'Where a deployment’s data is served: production, staging branches and development branches, with their API addresses.',
+  },
+  {
     name: 'Data Model',
     description:
       'A deployment’s data model on git: files, uploads, dev mode, branches, commits, merges, validation, ' +

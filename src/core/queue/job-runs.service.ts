@@ -36,6 +36,17 @@ export interface RunLogLine {
   message: string;
 }
 
+/** A line of one of an owner's runs, for a view that merges them (a deployment's logs). */
+export interface OwnerLogLine {
+  id: string;
+  runId: string;
+  job: string;
+  /** ISO 8601 in UTC with microseconds: exact, so a page can continue after it. */
+  at: string;
+  level: JobLogLevel;
+  message: string;
+}
+
 const VIEW = `id, job, account_id AS "accountId", owner, status, phase,
   CASE WHEN progress_current IS NULL THEN NULL
        ELSE json_build_object('current', progress_current, 'total', progress_total) END AS progress,
@@ -77,6 +88,34 @@ export class JobRuns {
       `SELECT id, attempt, ${isoSql('at')} AS at, level, message FROM job_run_logs
        WHERE run_id = :id AND id > :afterId ORDER BY id LIMIT :limit`,
       { id, afterId, limit },
+    );
+  }
+
+  /**
+   * The log lines of every run of `owner` in time order (`at`, then line id), optionally of run
+   * `runId` only. With `after` (a line's `at` and id): the `limit` lines that follow it, oldest
+   * first. Without: the last `limit` lines, newest first (the caller reverses the tail).
+   */
+  ownerLogs(
+    owner: string,
+    options: { runId: string | null; after: { at: string; id: string } | null; limit: number },
+  ): Promise<OwnerLogLine[]> {
+    const { runId, after, limit } = options;
+    const order = after ? 'ASC' : 'DESC';
+    return this.db.query<OwnerLogLine>(
+      `SELECT l.id, l.run_id AS "runId", r.job,
+         to_char(l.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at, l.level, l.message
+       FROM job_run_logs l JOIN job_runs r ON r.id = l.run_id
+       WHERE r.owner = :owner${runId ? ' AND r.id = :runId' : ''}
+         ${after ? 'AND (l.at, l.id) > (:afterAt::timestamptz, :afterId::bigint)' : ''}
+       ORDER BY l.at ${order}, l.id ${order} LIMIT :limit`,
+      {
+        owner,
+        limit,
+        ...(runId ? { runId } : {}),
+        ...(after ? { afterAt: after.at, afterId: after.id } : {}),
+      },
+      { prepare: true },
     );
   }
 

@@ -20,6 +20,7 @@ import { ModelBranches } from './model-branches.service.js';
 import { BUILD_JOB, ModelBuilds } from './model-builds.js';
 import { ModelEnvironments } from './model-environments.js';
 import { ModelFiles } from './model-files.service.js';
+import { ModelImports } from './model-imports.js';
 import { ModelRemotes } from './model-remotes.js';
 import { ModelUploads } from './model-uploads.service.js';
 import { ModelWorkspace } from './model-workspace.js';
@@ -75,6 +76,7 @@ class ModelLifecycle implements OnModuleInit {
     GitHubModule,
   ],
   controllers: [DataModelController, BuildStatusController, EnvironmentsController],
+  exports: [ModelImports],
   providers: [
     DataModelRepository,
     GitStore,
@@ -86,6 +88,7 @@ class ModelLifecycle implements OnModuleInit {
     ModelUploads,
     ModelBranches,
     ModelEnvironments,
+    ModelImports,
     ModelLifecycle,
     declareJobs(BUILD_JOB),
   ],

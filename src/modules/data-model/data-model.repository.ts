@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '../../core/database/database.js';
+import { userJoin } from '../users/users.fragments.js';
 
 export type BranchKind = 'deploy' | 'shared' | 'dev';
 
@@ -328,7 +329,7 @@ export class DataModelRepository {
             AND b.name <> :deployBranch
          UNION ALL
          SELECT 2, b.name, u.email FROM model_branches b
-           LEFT JOIN users u ON u.id = b.owner_user_id
+           ${userJoin('b.owner_user_id', 'u')}
           WHERE b.deployment_id = :deploymentId AND b.kind = 'dev'
        ), wanted AS (SELECT * FROM env WHERE rank = ANY(:ranks))
        SELECT t.total, p.rank, p.branch, p.email

@@ -33,12 +33,3 @@ export const RELEASE_CHANNELS = ['latest', 'release'] as const;
 export const TEMPLATES = ['single', 'simpleCluster', 'multiCluster'] as const;
 
 export type ReleaseChannel = (typeof RELEASE_CHANNELS)[number];
-
-/**
- * Versions each release channel offers, newest first. A deployment may pin
- * `releaseChannelVersion` only to one of these for its channel.
- */
-export const RELEASE_CHANNEL_VERSIONS: Readonly<Record<ReleaseChannel, readonly string[]>> = {
-  latest: ['1.6.2', '1.6.1', '1.6.0', '1.5.9'],
-  release: ['1.5.9', '1.5.8', '1.5.7'],
-};

@@ -24,14 +24,19 @@ import {
   RegionsListDto,
   UpdateDeploymentDto,
 } from './dto/deployment.dto.js';
+import { DeploymentVersionsListDto } from './dto/deployment-version.dto.js';
 import { RegionsService } from './regions.service.js';
+import { ReleasesService } from './releases.service.js';
 import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
 import { CREATE_DEPLOYMENT_EXAMPLES, UPDATE_DEPLOYMENT_EXAMPLES } from './deployment.examples.js';
 
 @ApiTags('Deployments')
 @Controller('api/v1/deployments')
 export class DeploymentsController {
-  constructor(private readonly deployments: DeploymentsService) {}
+  constructor(
+    private readonly deployments: DeploymentsService,
+    private readonly releases: ReleasesService,
+  ) {}
 
   @Get()
   @RequireObjectAction(Action.DeploymentRead)
@@ -72,13 +77,33 @@ export class DeploymentsController {
     return this.deployments.settings(actor, id);
   }
 
+  @Get(':deploymentId/versions')
+  @RequireObjectAction(Action.DeploymentRead)
+  @ApiOperation({
+    summary: 'The versions the deployment can switch to',
+    description:
+      'The head of each release channel (its highest release in semantic-version order) and the versions ' +
+      'the deployment ran before, once per channel; by channel, newest first. `version` is the image tag ' +
+      '(`v1.6.2`), `releaseChannelVersion` what PUT /deployments/{deploymentId} takes (`1.6.2`).',
+  })
+  @ApiOkResponse({ type: DeploymentVersionsListDto })
+  @ApiErrors('validation_failed', 'invalid_cursor', 'deployment_not_found')
+  listDeploymentVersions(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') id: number,
+    @Query() query: PageQueryDto,
+  ): Promise<DeploymentVersionsListDto> {
+    return this.releases.versions(actor, id, query);
+  }
+
   @Put(':deploymentId')
   @RequireObjectAction(Action.DeploymentUpdate)
   @ApiOperation({
     summary: 'Update a deployment',
     description:
       'A partial merge: omitted fields are left alone and templateVariables is merged key by key. ' +
-      'releaseChannelVersion must be one of the versions of the target release channel.',
+      'releaseChannelVersion must be one of the versions GET .../versions lists for the target channel; ' +
+      'a version other than the head is held (releaseChannelVersionHold), the head follows the channel.',
   })
   @ApiOkResponse({ type: DeploymentSettingsDto })
   @ApiErrors('validation_failed', 'release_version_invalid', 'deployment_not_found')

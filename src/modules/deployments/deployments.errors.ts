@@ -5,4 +5,8 @@ export const deploymentsError = errorsOf(
   'unknown_region',
   'release_version_invalid',
   'creation_step_invalid',
+  'invalid_env_var_name',
+  'duplicate_env_var_name',
+  'env_var_placeholder',
+  'too_many_env_vars',
 );

@@ -7,19 +7,38 @@ import {
   RegionsController,
 } from './deployments.controller.js';
 import { DeploymentsRepository } from './deployments.repository.js';
+import { EnvVarsController } from './env-vars.controller.js';
+import { EnvVarsRepository } from './env-vars.repository.js';
+import { EnvVarsService } from './env-vars.service.js';
 import { DeploymentsService } from './deployments.service.js';
+import { DeploymentEnvVar } from './entities/deployment-env-var.entity.js';
+import { DeploymentVersion } from './entities/deployment-version.entity.js';
 import { Deployment } from './entities/deployment.entity.js';
 import { Region } from './entities/region.entity.js';
+import { Release } from './entities/release.entity.js';
 import { RegionsService } from './regions.service.js';
+import { ReleasesRepository } from './releases.repository.js';
+import { ReleasesService } from './releases.service.js';
 
 /**
- * Deployments (the root resource) and the region catalogue. What hangs from a deployment (its
- * data model, builds) plugs into {@link DeploymentLifecycle}.
+ * Deployments (the root resource), the region and release catalogues, what each deployment ran,
+ * and its environment variables. What hangs from a deployment (its data model, builds) plugs into
+ * {@link DeploymentLifecycle}.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([Deployment, Region])],
-  controllers: [DeploymentsController, DeploymentCreationController, RegionsController],
-  providers: [DeploymentsRepository, DeploymentsService, RegionsService, DeploymentLifecycle],
-  exports: [DeploymentsService, DeploymentLifecycle],
+  imports: [TypeOrmModule.forFeature([Deployment, Region, Release, DeploymentVersion, DeploymentEnvVar])],
+  controllers: [DeploymentsController, DeploymentCreationController, RegionsController, EnvVarsController],
+  providers: [
+    DeploymentsRepository,
+    DeploymentsService,
+    RegionsService,
+    DeploymentLifecycle,
+    ReleasesRepository,
+    ReleasesService,
+    EnvVarsRepository,
+    EnvVarsService,
+  ],
+  // EnvVarsService.values: the deployment's variables in clear, for the modules configuring its runtime.
+  exports: [DeploymentsService, DeploymentLifecycle, EnvVarsService],
 })
 export class DeploymentsModule {}

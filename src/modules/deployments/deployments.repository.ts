@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Database } from '../../core/database/database.js';
 import type { RegionDto } from './dto/deployment.dto.js';
 
-/** A deployment as stored, with its columns named as the API names them. */
+/** A deployment as stored, with its columns named as the API names them, and its channel's head. */
 export interface DeploymentRow {
   id: number;
   name: string;
@@ -15,7 +15,9 @@ export interface DeploymentRow {
   targetPlatform: string | null;
   releaseChannel: string;
   releaseChannelVersion: string | null;
-  releaseChannelVersionHold: boolean | null;
+  releaseChannelVersionHold: boolean;
+  /** The head of `releaseChannel` in the catalogue (what the deployment runs unless it holds a version). */
+  channelHead: string | null;
   template: string;
   templateVariables: Record<string, unknown>;
   defaultLaunchpadViewGroup: string | null;
@@ -48,8 +50,18 @@ const COLUMNS = `d.id, d.name, d.creation_step AS "creationStep", d.cloud_provid
   d.deploy_branch_read_only AS "deployBranchReadOnly", d.deploy_branch_merge_allowed AS "deployBranchMergeAllowed",
   d.deploy_project_root AS "deployProjectRoot"`;
 
+/** The head of the deployment `d`'s channel: its highest release in semantic-version order. */
+const CHANNEL_HEAD = `(SELECT rc.version FROM release_catalogue rc WHERE rc.channel = d.release_channel
+  ORDER BY rc.major DESC, rc.minor DESC, rc.patch DESC LIMIT 1) AS "channelHead"`;
+
+/** Every column of {@link DeploymentRow}. */
+const ROW = `${COLUMNS}, ${CHANNEL_HEAD}`;
+
+/** A row of a list page: the list shows the `Deployment` shape only. */
+export type DeploymentListRow = Omit<DeploymentRow, 'channelHead'>;
+
 /**
- * All SQL on this module's tables: `deployments` and `regions`. Every call
+ * All SQL on this module's `deployments` and `regions` tables. Every call
  * joins the current unit of work (`Database`).
  */
 @Injectable()
@@ -67,7 +79,7 @@ export class DeploymentsRepository {
     afterId: number | null;
     limit: number;
     offset: number;
-  }): Promise<{ rows: DeploymentRow[]; total: number }> {
+  }): Promise<{ rows: DeploymentListRow[]; total: number }> {
     const where = `d.account_id = :accountId
       AND (:creationSteps::text[] IS NULL OR d.creation_step = ANY(:creationSteps))
       AND ${query.filter.sql}`;
@@ -77,7 +89,7 @@ export class DeploymentsRepository {
       ...query.filter.params,
     };
     const [rows, count] = await Promise.all([
-      this.db.query<DeploymentRow>(
+      this.db.query<DeploymentListRow>(
         `SELECT ${COLUMNS} FROM deployments d
          WHERE ${where} AND (:afterId::int IS NULL OR d.id > :afterId)
          ORDER BY d.id LIMIT :limit OFFSET :offset`,
@@ -91,7 +103,7 @@ export class DeploymentsRepository {
   /** The deployment of the account; `lock` takes its row for the rest of the unit of work. */
   find(accountId: number, id: number, lock = false): Promise<DeploymentRow | undefined> {
     return this.db.one<DeploymentRow>(
-      `SELECT ${COLUMNS} FROM deployments d WHERE d.account_id = :accountId AND d.id = :id${lock ? ' FOR UPDATE' : ''}`,
+      `SELECT ${ROW} FROM deployments d WHERE d.account_id = :accountId AND d.id = :id${lock ? ' FOR UPDATE' : ''}`,
       { accountId, id },
     );
   }
@@ -115,7 +127,7 @@ export class DeploymentsRepository {
          creation_step, is_managed, target_platform)
        VALUES (:accountId, :name, :cloudProvider, :region, :creationMethod, :deployMode, :creationStep,
          :isManaged, :targetPlatform)
-       RETURNING ${COLUMNS}`,
+       RETURNING ${ROW}`,
       { ...d },
     );
     return row!;
@@ -132,7 +144,7 @@ export class DeploymentsRepository {
          custom_domain = :customDomain, deploy_branch_name = :deployBranchName,
          deploy_branch_read_only = :deployBranchReadOnly, deploy_branch_merge_allowed = :deployBranchMergeAllowed,
          deploy_project_root = :deployProjectRoot, updated_at = now()
-       WHERE d.account_id = :accountId AND d.id = :id RETURNING ${COLUMNS}`,
+       WHERE d.account_id = :accountId AND d.id = :id RETURNING ${ROW}`,
       {
         accountId,
         id: next.id,
@@ -161,7 +173,7 @@ export class DeploymentsRepository {
   setCreationStep(accountId: number, id: number, step: string): Promise<DeploymentRow | undefined> {
     return this.db.one<DeploymentRow>(
       `UPDATE deployments d SET creation_step = :step, updated_at = now()
-       WHERE d.account_id = :accountId AND d.id = :id RETURNING ${COLUMNS}`,
+       WHERE d.account_id = :accountId AND d.id = :id RETURNING ${ROW}`,
       { accountId, id, step },
     );
   }

@@ -15,16 +15,14 @@ import {
 } from '../../core/http/pagination.js';
 import { JobQueue } from '../../core/queue/job-queue.service.js';
 import { JobRuns } from '../../core/queue/job-runs.service.js';
-import {
-  canAdvance,
-  CREATION_STEP_ORDER,
-  RELEASE_CHANNEL_VERSIONS,
-  type CreationStep,
-  type ReleaseChannel,
-} from './deployment.constants.js';
+import { canAdvance, CREATION_STEP_ORDER, type CreationStep } from './deployment.constants.js';
 import { DeploymentLifecycle } from './deployment-lifecycle.js';
 import { deploymentsError } from './deployments.errors.js';
-import { DeploymentsRepository, type DeploymentRow } from './deployments.repository.js';
+import {
+  DeploymentsRepository,
+  type DeploymentListRow,
+  type DeploymentRow,
+} from './deployments.repository.js';
 import type {
   CreateDeploymentDto,
   DeploymentDto,
@@ -32,6 +30,8 @@ import type {
   DeploymentsQueryDto,
   UpdateDeploymentDto,
 } from './dto/deployment.dto.js';
+import { imageTag } from './release-version.js';
+import { effectiveVersion, ReleasesService } from './releases.service.js';
 
 /** Applies a JSON merge patch (RFC 7396) of one level: null removes a key. */
 function mergeVariables(
@@ -45,6 +45,13 @@ function mergeVariables(
   }
   return out;
 }
+
+/** The fields of a `PUT` that {@link ReleasesService.resolve} settles together. */
+const VERSION_FIELDS: ReadonlySet<string> = new Set([
+  'releaseChannel',
+  'releaseChannelVersion',
+  'releaseChannelVersionHold',
+]);
 
 /** The owner key of a deployment's job runs (builds, syncs), to list and forget them. */
 export const deploymentOwner = (deploymentId: number): string => `deployment:${deploymentId}`;
@@ -75,6 +82,7 @@ export class DeploymentsService implements OnModuleInit {
     private readonly runs: JobRuns,
     private readonly config: AppConfig,
     private readonly lifecycle: DeploymentLifecycle,
+    private readonly releases: ReleasesService,
   ) {}
 
   onModuleInit(): void {
@@ -122,6 +130,7 @@ export class DeploymentsService implements OnModuleInit {
     this.jobs.assertAvailable();
     await this.assertRegion(dto.region);
     const row = await this.db.transaction(async () => {
+      await this.releases.lockForDeploymentWrite();
       const deployment = await this.repository.insert({
         accountId: actor.accountId,
         name: dto.name.trim(),
@@ -133,6 +142,8 @@ export class DeploymentsService implements OnModuleInit {
         isManaged: dto.isManaged,
         targetPlatform: dto.targetPlatform,
       });
+      // It follows its channel: its history starts with the channel's head.
+      await this.releases.recordChange(actor.accountId, null, deployment);
       await this.lifecycle.created({
         id: deployment.id,
         accountId: actor.accountId,
@@ -155,11 +166,16 @@ export class DeploymentsService implements OnModuleInit {
     if (dto.name !== undefined) assertNameNotBlank(dto.name);
     // An empty string is a region name too (and not in the catalogue); only null clears it.
     if (dto.region !== undefined && dto.region !== null) await this.assertRegion(dto.region);
+    const versionChange =
+      dto.releaseChannel !== undefined ||
+      dto.releaseChannelVersion !== undefined ||
+      dto.releaseChannelVersionHold !== undefined;
     const row = await this.db.transaction(async () => {
+      if (versionChange) await this.releases.lockForDeploymentWrite();
       const current = await this.row(actor.accountId, id, true);
       const next: DeploymentRow = { ...current };
       for (const [key, value] of Object.entries(dto) as Array<[keyof UpdateDeploymentDto, unknown]>) {
-        if (value === undefined || key === 'templateVariables') continue;
+        if (value === undefined || key === 'templateVariables' || VERSION_FIELDS.has(key)) continue;
         (next as unknown as Record<string, unknown>)[key] = value;
       }
       if (dto.templateVariables !== undefined) {
@@ -168,15 +184,11 @@ export class DeploymentsService implements OnModuleInit {
             ? {}
             : mergeVariables(current.templateVariables, dto.templateVariables);
       }
-      // Versions are stored without the optional `v` prefix clients may send.
-      if (next.releaseChannelVersion)
-        next.releaseChannelVersion = next.releaseChannelVersion.replace(/^v/, '');
-      if (dto.releaseChannelVersion !== undefined || dto.releaseChannel !== undefined) {
-        this.assertReleaseVersion(next.releaseChannel as ReleaseChannel, next.releaseChannelVersion);
-      }
+      if (versionChange) Object.assign(next, await this.releases.resolve(id, current, dto));
       next.name = next.name.trim();
       const updated = await this.repository.update(actor.accountId, next);
       if (!updated) throw notFound('Deployment', id);
+      if (versionChange) await this.releases.recordChange(actor.accountId, current, updated);
       return updated;
     });
     return this.toSettings(row);
@@ -221,17 +233,6 @@ export class DeploymentsService implements OnModuleInit {
       await this.lifecycle.deleted(actor.accountId, id);
       await this.repository.delete(actor.accountId, id);
     });
-  }
-
-  private assertReleaseVersion(channel: ReleaseChannel, version: string | null): void {
-    if (version === null) return;
-    const versions = RELEASE_CHANNEL_VERSIONS[channel];
-    if (!versions.includes(version.replace(/^v/, ''))) {
-      throw deploymentsError(
-        'release_version_invalid',
-        `releaseChannelVersion ${version} is not offered on the ${channel} channel; choose one of ${versions.join(', ')}`,
-      );
-    }
   }
 
   private async assertRegion(region: string): Promise<void> {
@@ -284,7 +285,7 @@ export class DeploymentsService implements OnModuleInit {
     return row;
   }
 
-  private toDeployment(row: DeploymentRow): DeploymentDto {
+  private toDeployment(row: Pick<DeploymentListRow, 'id' | 'name' | 'creationStep'>): DeploymentDto {
     return {
       id: row.id,
       name: row.name,
@@ -293,8 +294,35 @@ export class DeploymentsService implements OnModuleInit {
     };
   }
 
+  /**
+   * The settings payload. `releaseChannelVersion` is the version the deployment runs (the one it
+   * holds, else its channel's head) and `cubeImageVersion` that version's image tag.
+   */
   private toSettings(row: DeploymentRow): DeploymentSettingsDto {
-    const { id: _id, name: _name, creationStep: _step, ...rest } = row;
-    return { ...this.toDeployment(row), ...rest, isCubeSqlEnabled: true, isSupportPreAggregations: true };
+    const version = effectiveVersion(row);
+    return {
+      ...this.toDeployment(row),
+      cloudProvider: row.cloudProvider,
+      region: row.region,
+      creationMethod: row.creationMethod,
+      deployMode: row.deployMode,
+      isManaged: row.isManaged,
+      targetPlatform: row.targetPlatform,
+      releaseChannel: row.releaseChannel,
+      releaseChannelVersion: version,
+      releaseChannelVersionHold: row.releaseChannelVersionHold,
+      cubeImageVersion: version === null ? null : imageTag(version),
+      template: row.template,
+      templateVariables: row.templateVariables,
+      defaultLaunchpadViewGroup: row.defaultLaunchpadViewGroup,
+      launchpadTabs: row.launchpadTabs,
+      customDomain: row.customDomain,
+      deployBranchName: row.deployBranchName,
+      deployBranchReadOnly: row.deployBranchReadOnly,
+      deployBranchMergeAllowed: row.deployBranchMergeAllowed,
+      deployProjectRoot: row.deployProjectRoot,
+      isCubeSqlEnabled: true,
+      isSupportPreAggregations: true,
+    };
   }
 }

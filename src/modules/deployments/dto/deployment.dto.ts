@@ -62,11 +62,20 @@ export class UpdateDeploymentDto {
     optional: true,
     nullable: true,
     maxLength: 64,
-    description: 'One of the versions of the target channel',
+    example: '1.6.1',
+    description:
+      'One of the versions GET .../versions lists for the target channel (`1.6.1` or `v1.6.1`). A version ' +
+      'other than the head is held; the head, or null, follows the channel',
   })
   releaseChannelVersion?: string | null;
 
-  @BoolField({ optional: true, nullable: true }) releaseChannelVersionHold?: boolean | null;
+  @BoolField({
+    optional: true,
+    nullable: true,
+    description:
+      'True holds the version (without releaseChannelVersion: the one it runs); false or null follows the head of the channel',
+  })
+  releaseChannelVersionHold?: boolean | null;
 
   @EnumField(TEMPLATES, { optional: true, enumName: 'DeploymentTemplate' }) template?: string;
 
@@ -128,8 +137,25 @@ export class DeploymentSettingsDto extends DeploymentDto {
   @ApiProperty({ type: Boolean, nullable: true }) isManaged: boolean | null;
   @ApiProperty({ type: String, nullable: true }) targetPlatform: string | null;
   @ApiProperty({ enum: RELEASE_CHANNELS, enumName: 'ReleaseChannel' }) releaseChannel: string;
-  @ApiProperty({ type: String, nullable: true }) releaseChannelVersion: string | null;
-  @ApiProperty({ type: Boolean, nullable: true }) releaseChannelVersionHold: boolean | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: '1.6.2',
+    description:
+      'The version the deployment runs: the one it holds, else the head of its channel (null only while the channel has no release)',
+  })
+  releaseChannelVersion: string | null;
+  @ApiProperty({
+    description: 'True: it stays on releaseChannelVersion; false: it follows the head of its channel',
+  })
+  releaseChannelVersionHold: boolean;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'v1.6.2',
+    description: 'The image tag of releaseChannelVersion (read-only)',
+  })
+  cubeImageVersion: string | null;
   @ApiProperty({ enum: TEMPLATES, enumName: 'DeploymentTemplate' }) template: string;
   @ApiProperty({ type: 'object', additionalProperties: true, nullable: true }) templateVariables: Record<
     string,

@@ -41,9 +41,14 @@ export class Deployment {
 
   @Column({ type: 'varchar', length: 16, default: 'latest' }) releaseChannel: string;
 
+  /** The release held (without `v`), or null while the deployment follows its channel. */
   @Column({ type: 'varchar', length: 64, nullable: true }) releaseChannelVersion: string | null;
 
-  @Column({ type: 'boolean', nullable: true }) releaseChannelVersionHold: boolean | null;
+  /**
+   * Set by `PUT`: true holds the deployment on `releaseChannelVersion`; false (the default) follows
+   * the head of its channel, and `releaseChannelVersion` is null.
+   */
+  @Column({ type: 'boolean', default: false }) releaseChannelVersionHold: boolean;
 
   @Column({ type: 'varchar', length: 16, default: 'single' }) template: string;
 

@@ -1,0 +1,113 @@
+import { Injectable } from '@nestjs/common';
+import { Database } from '../../core/database/database.js';
+import { notFound } from '../../core/http/not-found.js';
+import { DeploymentsService } from '../deployments/deployments.service.js';
+import { DataModelRepository } from './data-model.repository.js';
+import { branchRef, type CommitAuthor, type TreeChanges } from './git/git-store.js';
+import { ModelBuilds } from './model-builds.js';
+import { normalisePath, rootPrefix } from './model-paths.js';
+import { ModelWorkspace } from './model-workspace.js';
+
+/** Files another module generated for a deployment's model, to land on a branch of their own. */
+export interface ModelImport {
+  accountId: number;
+  deploymentId: number;
+  /** The branch to create (or, on a retry of the same import, to find). */
+  branch: string;
+  /** The branch it starts from; null: the deploy branch. */
+  base: string | null;
+  /** Paths relative to the project root; they replace files of the same path on the base. */
+  files: ReadonlyArray<{ path: string; content: string }>;
+  message: string;
+  author: CommitAuthor;
+  /** What the build records as its trigger (`dbt-sync`). */
+  trigger: string;
+}
+
+export interface ImportOutcome {
+  branch: string;
+  base: string;
+  commit: string;
+  buildId: number;
+}
+
+/** The branch moved under an import between its read and its compare-and-swap: a retry settles it. */
+export class ImportRaced extends Error {
+  constructor(branch: string) {
+    super(`branch ${branch} moved while the import wrote it; the next attempt retries`);
+  }
+}
+
+/**
+ * The way generated files (a dbt sync's cubes) enter a deployment's model: one commit of the
+ * files over the base branch, on a new shared branch, with a build queued. Idempotent, so a job
+ * that died half-way can run it again: a branch already holding the same tree is kept as it is,
+ * and a build of that commit is not queued twice.
+ */
+@Injectable()
+export class ModelImports {
+  constructor(
+    private readonly db: Database,
+    private readonly ws: ModelWorkspace,
+    private readonly repository: DataModelRepository,
+    private readonly builds: ModelBuilds,
+    private readonly deployments: DeploymentsService,
+  ) {}
+
+  /** The branch an import would start from (`name`, else the deploy branch), or 404 `branch_not_found`. */
+  async baseBranch(accountId: number, deploymentId: number, name: string | null): Promise<string> {
+    const settings = await this.deployments.gitSettings(accountId, deploymentId);
+    await this.ws.prepare(accountId, settings);
+    const base = name ?? settings.deployBranchName;
+    if (!(await this.ws.git.resolve(deploymentId, branchRef(base)))) throw notFound('Branch', base);
+    return base;
+  }
+
+  /** Whether the branch exists (its ref does). */
+  async branchExists(deploymentId: number, name: string): Promise<boolean> {
+    return (await this.ws.git.resolve(deploymentId, branchRef(name))) !== null;
+  }
+
+  async commitBranch(input: ModelImport): Promise<ImportOutcome> {
+    const { accountId, deploymentId, branch } = input;
+    const settings = await this.deployments.gitSettings(accountId, deploymentId);
+    await this.ws.prepare(accountId, settings);
+    const base = input.base ?? settings.deployBranchName;
+    const git = this.ws.git;
+    const prefix = rootPrefix(settings.deployProjectRoot);
+    const paths = input.files.map((f) => prefix + normalisePath(f.path));
+    const oids = await git.writeBlobs(
+      deploymentId,
+      input.files.map((f) => Buffer.from(f.content, 'utf8')),
+    );
+    const changes: TreeChanges = new Map(paths.map((p, i) => [p, oids[i]]));
+    return this.db.transaction(async () => {
+      await this.repository.lockBranch(deploymentId, branch);
+      const baseHead = await git.resolve(deploymentId, branchRef(base));
+      if (!baseHead) throw notFound('Branch', base);
+      const tree = await git.writeTree(deploymentId, await git.treeOf(deploymentId, baseHead), changes);
+      const current = await git.resolve(deploymentId, branchRef(branch));
+      let commit: string;
+      if (current && (await git.treeOf(deploymentId, current)) === tree) {
+        commit = current; // an earlier attempt of this import got this far
+      } else {
+        commit = await git.commit(deploymentId, tree, [baseHead], input.message, input.author);
+        if (!(await git.updateRef(deploymentId, branchRef(branch), commit, current))) {
+          throw new ImportRaced(branch);
+        }
+      }
+      await this.repository.insertBranch(accountId, deploymentId, {
+        name: branch,
+        parentName: base,
+        kind: 'shared',
+        ownerUserId: null,
+      });
+      const latest = await this.repository.latestBuild(deploymentId, branch);
+      const buildId =
+        latest && latest.commitSha === commit
+          ? latest.id
+          : await this.builds.queue(accountId, deploymentId, branch, commit, input.trigger);
+      return { branch, base, commit, buildId };
+    });
+  }
+}
