@@ -13,7 +13,7 @@ import {
   type TestApp,
 } from '../support/app.js';
 import { createTestDatabase, dropTestDatabase } from '../support/database.js';
-import { deploymentInput, waitFor } from '../support/factories.js';
+import { postDeployment, waitFor } from '../support/factories.js';
 
 interface Version {
   version: string;
@@ -39,15 +39,8 @@ describe('deployment versions', () => {
   let other: Actor;
   let otherDeploymentId: number;
 
-  const create = async (actor: Actor = t.admin) => {
-    const res = await t
-      .http()
-      .post('/build/api/v1/deployments')
-      .set(bearer(actor.token))
-      .send(deploymentInput({ creationStep: 'project' }));
-    if (res.status !== 200) throw new Error(`could not create: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body.id as number;
-  };
+  const create = async (actor: Actor = t.admin) =>
+    (await postDeployment(t, actor, { creationStep: 'project' })).id;
   const put = (id: number | string, body: Record<string, unknown>, actor: Actor = t.admin) =>
     t.http().put(`/api/v1/deployments/${id}`).set(bearer(actor.token)).send(body);
   const versions = (id: number | string, query: Record<string, unknown> = {}, actor: Actor = t.admin) =>

@@ -11,7 +11,7 @@ import {
   type Actor,
   type TestApp,
 } from '../support/app.js';
-import { deploymentInput } from '../support/factories.js';
+import { postDeployment } from '../support/factories.js';
 import { freePort, startProcess } from '../support/process.js';
 
 interface Item {
@@ -29,15 +29,8 @@ describe('deployment env vars', () => {
   let other: Actor;
   let otherDeploymentId: number;
 
-  const create = async (actor: Actor = t.admin) => {
-    const res = await t
-      .http()
-      .post('/build/api/v1/deployments')
-      .set(bearer(actor.token))
-      .send(deploymentInput({ creationStep: 'project' }));
-    if (res.status !== 200) throw new Error(`could not create: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body.id as number;
-  };
+  const create = async (actor: Actor = t.admin) =>
+    (await postDeployment(t, actor, { creationStep: 'project' })).id;
   const url = (id: number | string) => `/api/v1/deployments/${id}/env-vars`;
   const put = (id: number | string, body: unknown, actor: Actor = t.admin) =>
     t

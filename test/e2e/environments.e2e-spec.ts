@@ -7,7 +7,7 @@ import {
   type Actor,
   type TestApp,
 } from '../support/app.js';
-import { deploymentInput } from '../support/factories.js';
+import { postDeployment } from '../support/factories.js';
 
 interface Environment {
   id: string;
@@ -31,15 +31,7 @@ describe('deployment environments', () => {
   const envs = (deploymentId: number, query: Record<string, string | number> = {}, actor = t.admin) =>
     t.http().get(`/api/v1/deployments/${deploymentId}/environments`).query(query).set(bearer(actor.token));
   const build = (deploymentId: number) => `/build/api/v1/deployments/${deploymentId}`;
-  const createDeployment = async (actor: Actor) => {
-    const res = await t
-      .http()
-      .post('/build/api/v1/deployments')
-      .set(bearer(actor.token))
-      .send(deploymentInput());
-    expect(res.status).toBe(200);
-    return res.body as { id: number; deploymentUrl: string };
-  };
+  const createDeployment = (actor: Actor) => postDeployment(t, actor);
   const devMode = async (deploymentId: number, actor: Actor) => {
     const res = await t
       .http()

@@ -7,7 +7,7 @@ import {
   type Actor,
   type TestApp,
 } from '../support/app.js';
-import { deploymentInput } from '../support/factories.js';
+import { postDeployment } from '../support/factories.js';
 import {
   fakePod,
   kubeletTime,
@@ -21,13 +21,7 @@ import { freePort } from '../support/process.js';
 const at = (s: number) => kubeletTime(`2026-03-01T12:00:${String(s).padStart(2, '0')}.250Z`);
 
 async function createDeployment(t: TestApp, actor: Actor): Promise<number> {
-  const res = await t
-    .http()
-    .post('/build/api/v1/deployments')
-    .set(bearer(actor.token))
-    .send(deploymentInput());
-  if (res.status !== 200) throw new Error(`could not create a deployment: ${res.status}`);
-  return res.body.id as number;
+  return (await postDeployment(t, actor)).id;
 }
 
 describe('pods and logs from Kubernetes (a loopback API server)', () => {

@@ -19,7 +19,7 @@ import type { FolderDto } from '../../src/modules/workspace/dto/folder.dto.js';
 import type { WorkbookDto } from '../../src/modules/workspace/dto/workbook.dto.js';
 import { FoldersService } from '../../src/modules/workspace/folders.service.js';
 import { WorkbooksService } from '../../src/modules/workspace/workbooks.service.js';
-import type { Actor } from './app.js';
+import { bearer, type Actor, type TestApp } from './app.js';
 
 /** A valid body for `POST /build/api/v1/deployments`; override any field. */
 export function deploymentInput(overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -32,6 +32,25 @@ export function deploymentInput(overrides: Record<string, unknown> = {}): Record
     creationStep: 'ready',
     ...overrides,
   };
+}
+
+/**
+ * Creates a deployment through the API, as a client does (`deploymentInput` with `overrides`),
+ * and answers its `{id, name, deploymentUrl, creationStep}`; throws on anything but 200.
+ */
+export async function postDeployment(
+  t: TestApp,
+  actor: Actor,
+  overrides: Record<string, unknown> = {},
+): Promise<DeploymentDto> {
+  const res = await t
+    .http()
+    .post('/build/api/v1/deployments')
+    .set(bearer(actor.token))
+    .send(deploymentInput(overrides));
+  if (res.status !== 200)
+    throw new Error(`could not create a deployment: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body as DeploymentDto;
 }
 
 /** Polls `probe` until `done` holds or the time is up; returns the last value for the assertion. */
