@@ -1,0 +1,189 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import { RESULT_FD, SECCOMP_FD } from './protocol.js';
+
+/** How a run on one child ended, before PythonSandbox turns it into a result. */
+export type ChildOutcome =
+  | { kind: 'answer'; message: unknown }
+  | { kind: 'timeout' }
+  | { kind: 'too_large' }
+  | { kind: 'invalid' }
+  | { kind: 'ended'; code: number | null; signal: NodeJS.Signals | null; stderr: string };
+
+export interface ChildHooks {
+  /** It loaded Pyodide and waits for its job. */
+  ready(child: PythonChildProcess): void;
+  /** It ended (or was stopped) before it was ready. */
+  failed(child: PythonChildProcess, reason: string): void;
+  /** It ended while it waited for a job. */
+  lost(child: PythonChildProcess): void;
+  /** It ended, whatever its state: the process and its pipes are gone. */
+  closed(child: PythonChildProcess): void;
+}
+
+export interface ChildSpawn {
+  file: string;
+  args: string[];
+  seccomp: Buffer;
+  /** From the spawn to the ready message. */
+  readyTimeoutMs: number;
+  /** The most the child may write on RESULT_FD for its answer. */
+  maxAnswerBytes: number;
+}
+
+/** The ready message is small: more before it is not the child speaking. */
+const MAX_READY_BYTES = 4096;
+const STDERR_TAIL = 8192;
+
+/**
+ * One warm, single-use child: started at once, `ready` once Pyodide is loaded, then given one job
+ * by {@link send}, whose kill timer starts then. Whatever the child writes is untrusted once the
+ * job is sent; it is bounded here and checked by the caller.
+ */
+export class PythonChildProcess {
+  state: 'starting' | 'ready' | 'running' | 'ended' = 'starting';
+  readonly startedAt = performance.now();
+  readyAt?: number;
+  private readonly process: ChildProcess;
+  private readonly decoder = new StringDecoder('utf8');
+  private pending = '';
+  private received = 0;
+  private stderr = '';
+  private readyTimer?: NodeJS.Timeout;
+  private runTimer?: NodeJS.Timeout;
+  private settle?: (outcome: ChildOutcome) => void;
+  private timedOut = false;
+  private tooLarge = false;
+  private failure?: string;
+  private readonly maxAnswerBytes: number;
+
+  constructor(
+    spawnSpec: ChildSpawn,
+    private readonly hooks: ChildHooks,
+  ) {
+    this.maxAnswerBytes = spawnSpec.maxAnswerBytes;
+    this.process = spawn(spawnSpec.file, spawnSpec.args, {
+      env: {},
+      stdio: ['pipe', 'ignore', 'pipe', 'pipe', 'pipe'],
+    });
+    this.readyTimer = setTimeout(() => {
+      this.failure ??= `not ready within ${spawnSpec.readyTimeoutMs} ms`;
+      this.kill();
+    }, spawnSpec.readyTimeoutMs);
+    this.process.once('error', (error) => {
+      // Not started at all (ENOENT, EAGAIN): 'close' follows.
+      this.failure ??= `could not be started: ${error.message}`;
+    });
+    this.process.stdin?.on('error', () => undefined); // EPIPE when it dies before reading its job
+    this.process.stderr?.on('data', (chunk: Buffer) => {
+      this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
+    });
+    const seccomp = this.process.stdio[SECCOMP_FD] as Writable | null;
+    seccomp?.on('error', () => undefined);
+    seccomp?.end(spawnSpec.seccomp);
+    const answers = this.process.stdio[RESULT_FD] as Readable | null;
+    answers?.on('error', () => undefined);
+    answers?.on('data', (chunk: Buffer) => this.receive(chunk));
+    this.process.once('close', (code, signal) => this.ended(code, signal));
+  }
+
+  get pid(): number | undefined {
+    return this.process.pid;
+  }
+
+  /** Sends the job and starts the kill timer; resolves once the child answered or ended. */
+  send(job: Buffer, timeoutMs: number): Promise<ChildOutcome> {
+    if (this.state !== 'ready') throw new Error(`a ${this.state} child cannot take a job`);
+    this.state = 'running';
+    this.received = 0;
+    return new Promise((resolve) => {
+      this.settle = resolve;
+      this.runTimer = setTimeout(() => {
+        this.timedOut = true;
+        this.kill();
+      }, timeoutMs);
+      this.process.stdin?.end(job);
+    });
+  }
+
+  kill(): void {
+    // bwrap's --die-with-parent takes the sandbox's processes with it.
+    if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill('SIGKILL');
+  }
+
+  private receive(chunk: Buffer): void {
+    this.received += chunk.length;
+    if (this.state === 'starting' && this.received > MAX_READY_BYTES) {
+      this.failure = 'wrote more than a ready message';
+      return this.kill();
+    }
+    if (this.state === 'running' && this.received > this.maxAnswerBytes) {
+      this.tooLarge = true;
+      this.pending = '';
+      return this.kill();
+    }
+    if (this.state === 'ended' || this.tooLarge) return;
+    this.pending += this.decoder.write(chunk);
+    let newline: number;
+    while ((newline = this.pending.indexOf('\n')) >= 0) {
+      const line = this.pending.slice(0, newline);
+      this.pending = this.pending.slice(newline + 1);
+      this.message(line);
+    }
+  }
+
+  private message(line: string): void {
+    let message: unknown;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      message = undefined;
+    }
+    if (this.state === 'starting') {
+      if ((message as { type?: unknown } | undefined)?.type !== 'ready') {
+        this.failure = 'said something other than ready';
+        return this.kill();
+      }
+      clearTimeout(this.readyTimer);
+      this.state = 'ready';
+      this.readyAt = performance.now();
+      this.hooks.ready(this);
+    } else if (this.state === 'running' && this.settle) {
+      // One answer per child: it has done its work, whatever it would do next.
+      this.finish(message === undefined ? { kind: 'invalid' } : { kind: 'answer', message });
+      this.kill();
+    }
+  }
+
+  private finish(outcome: ChildOutcome): void {
+    clearTimeout(this.runTimer);
+    const settle = this.settle;
+    this.settle = undefined;
+    settle?.(outcome);
+  }
+
+  private ended(code: number | null, signal: NodeJS.Signals | null): void {
+    clearTimeout(this.readyTimer);
+    clearTimeout(this.runTimer);
+    const was = this.state;
+    this.state = 'ended';
+    if (was === 'starting') {
+      const said = this.stderr.trim().split('\n').slice(-3).join(' | ');
+      const how = signal ? `signal ${signal}` : `exit code ${code}`;
+      this.hooks.failed(this, this.failure ?? `ended before it was ready (${how})${said ? `: ${said}` : ''}`);
+    } else if (was === 'ready') {
+      this.hooks.lost(this);
+    } else if (was === 'running') {
+      if (this.timedOut) this.finish({ kind: 'timeout' });
+      else if (this.tooLarge) this.finish({ kind: 'too_large' });
+      else this.finish({ kind: 'ended', code, signal, stderr: this.stderr });
+    }
+    this.hooks.closed(this);
+  }
+
+  /** The tail of what the child wrote on its standard error, for the log. */
+  stderrTail(): string {
+    return this.stderr;
+  }
+}
