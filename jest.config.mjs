@@ -34,6 +34,7 @@ const common = {
 const SLOW = [
   'cli',
   'database-faults',
+  'dbt-sync-crash',
   'embedded',
   'fuzz',
   'migrations',

@@ -12,6 +12,7 @@ import { PrincipalChanges1764300000100 } from './1764300000100-PrincipalChanges.
 import { DataModel1764400000000 } from './1764400000000-DataModel.js';
 import { GitHubInstallations1764400000100 } from './1764400000100-GitHubInstallations.js';
 import { ReleasesAndEnvVars1764500000000 } from './1764500000000-ReleasesAndEnvVars.js';
+import { DbtSync1764600000000 } from './1764600000000-DbtSync.js';
 
 /** Every migration, in order. Listed explicitly: ESM builds cannot rely on globbing. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   DataModel1764400000000,
   GitHubInstallations1764400000100,
   ReleasesAndEnvVars1764500000000,
+  DbtSync1764600000000,
 ];

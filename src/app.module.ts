@@ -21,6 +21,7 @@ import { UsageModule } from './modules/usage/usage.module.js';
 import { UserAttributesModule } from './modules/user-attributes/user-attributes.module.js';
 import { DataModelModule } from './modules/data-model/data-model.module.js';
 import { RuntimeModule } from './modules/runtime/runtime.module.js';
+import { DbtSyncModule } from './modules/dbt-sync/dbt-sync.module.js';
 
 /** The core plus every domain module. The API, the worker and the CLI all start from this. */
 @Module({})
@@ -52,6 +53,7 @@ export class AppModule {
         ScimModule,
         DataModelModule,
         RuntimeModule,
+        DbtSyncModule,
       ],
     };
   }

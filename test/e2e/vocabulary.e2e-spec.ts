@@ -29,6 +29,8 @@ const DELETES_WITH_BODY = new Set([
   'delete /build/api/v1/deployments/{deploymentId}/data-model/files',
   'delete /build/api/v1/deployments/{deploymentId}/dev-mode',
   'delete /api/v1/deployments/{deploymentId}/reports/{reportId}/connect-workbook',
+  // Cancelling a dbt sync answers the reference's `{message}` (DbtSyncCancelResponse).
+  'delete /api/v1/deployments/{deploymentId}/dbt-sync/{syncJobId}',
 ]);
 
 describe('One vocabulary: success statuses, built-in roles, error codes', () => {

@@ -81,6 +81,25 @@ export interface DataModelConfig {
   maxFiles: number;
 }
 
+/** How dbt syncs read a dbt project (src/modules/dbt-sync). */
+export interface DbtSyncConfig {
+  /**
+   * The git transports a dbt repository URL may use (DBT_GIT_PROTOCOLS; default `https`): checked
+   * when the URL is saved, and enforced on every fetch with git's own `GIT_ALLOW_PROTOCOL`.
+   */
+  gitProtocols: DbtGitProtocol[];
+  /**
+   * Largest manifest a sync reads, bytes (DBT_MANIFEST_MAX_BYTES): the JSON body of
+   * `POST .../dbt-sync` (that route alone) and `target/manifest.json` read from git.
+   */
+  manifestMaxBytes: number;
+  /** Longest one git command of a sync (ls-remote, the shallow fetch) may run, ms. */
+  gitTimeoutMs: number;
+}
+
+export const DBT_GIT_PROTOCOLS = ['https', 'http', 'ssh', 'git', 'file'] as const;
+export type DbtGitProtocol = (typeof DBT_GIT_PROTOCOLS)[number];
+
 /** The GitHub App this service acts as, and the API it talks to. */
 export interface GitHubConfig {
   /** Base URL of GitHub's REST API (GITHUB_API_URL; GitHub Enterprise or a test server). */
@@ -170,6 +189,9 @@ export const ENV_KEYS = [
   'GITHUB_APP_PRIVATE_KEY',
   'GITHUB_APP_SLUG',
   'GITHUB_INSTALLATION_LINKING',
+  'DBT_GIT_PROTOCOLS',
+  'DBT_MANIFEST_MAX_BYTES',
+  'DBT_GIT_TIMEOUT_MS',
   'DEPLOYMENT_RUNTIME',
   'DEPLOYMENT_RUNTIME_TIMEOUT_MS',
   'KUBECONFIG',
@@ -211,6 +233,7 @@ export class AppConfig {
   readonly dataModel: DataModelConfig;
   readonly github: GitHubConfig;
   readonly runtime: RuntimeConfig;
+  readonly dbtSync: DbtSyncConfig;
 
   constructor(
     readonly role: ProcessRole,
@@ -330,6 +353,11 @@ export class AppConfig {
       linkingRequired: (env.GITHUB_INSTALLATION_LINKING ?? 'required') === 'required',
     };
     this.runtime = runtimeConfig(env);
+    this.dbtSync = {
+      gitProtocols: parseGitProtocols(env.DBT_GIT_PROTOCOLS),
+      manifestMaxBytes: env.DBT_MANIFEST_MAX_BYTES ?? 50 * 1024 * 1024,
+      gitTimeoutMs: env.DBT_GIT_TIMEOUT_MS ?? 120_000,
+    };
     refuseUnreachableHttps(this);
   }
 
@@ -394,6 +422,27 @@ function parseWorkerQueues(value: string | undefined): QueueName[] {
     );
   }
   return names as QueueName[];
+}
+
+/** `DBT_GIT_PROTOCOLS`: git transports separated by commas; an unknown one is refused at start-up. */
+function parseGitProtocols(value: string | undefined): DbtGitProtocol[] {
+  if (value === undefined) return ['https'];
+  const names = [
+    ...new Set(
+      value
+        .split(',')
+        .map((n) => n.trim().toLowerCase())
+        .filter((n) => n !== ''),
+    ),
+  ];
+  const unknown = names.filter((n) => !(DBT_GIT_PROTOCOLS as readonly string[]).includes(n));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new ConfigError(
+      `Invalid configuration:\n  DBT_GIT_PROTOCOLS: ${unknown.length > 0 ? `${unknown.join(', ')} is not a git transport` : 'names no transport'}; ` +
+        `choose from ${DBT_GIT_PROTOCOLS.join(', ')}`,
+    );
+  }
+  return names as DbtGitProtocol[];
 }
 
 function parseTrustProxy(value: string | undefined): string | number | boolean {

@@ -112,6 +112,11 @@ export class EnvSchema {
   @IsOptional() @Transform(toInt) @IsInt() @Min(1024) @Max(104857600) MODEL_MAX_FILE_BYTES?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(100000) MODEL_MAX_FILES?: number;
 
+  /** Comma-separated git transports a dbt repository URL may use (`https,file`); checked in AppConfig. */
+  @IsOptional() @IsString() DBT_GIT_PROTOCOLS?: string;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1024) @Max(1073741824) DBT_MANIFEST_MAX_BYTES?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1000) @Max(3600000) DBT_GIT_TIMEOUT_MS?: number;
+
   @IsOptional()
   @IsUrl(
     { protocols: ['http', 'https'], require_protocol: true, require_tld: false },

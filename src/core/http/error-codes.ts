@@ -38,7 +38,10 @@ export const ERROR_CODES = {
     meaning:
       'Conflicts with the current state: a duplicate unique value, a still-referenced resource, or a concurrent change (retry).',
   },
-  payload_too_large: { status: 413, meaning: 'Body larger than `BODY_LIMIT`.' },
+  payload_too_large: {
+    status: 413,
+    meaning: 'Body larger than `BODY_LIMIT` (`DBT_MANIFEST_MAX_BYTES` on `POST .../dbt-sync`).',
+  },
   unsupported_media_type: { status: 415, meaning: 'Unsupported content type, encoding or charset.' },
   rate_limited: { status: 429, meaning: 'Rate limit spent; see `Retry-After`.' },
   internal_error: { status: 500, meaning: 'Unexpected error; logged with the request id.' },
@@ -57,6 +60,11 @@ export const ERROR_CODES = {
   account_not_found: { status: 404, meaning: 'No such account (command line only).' },
   api_key_not_found: { status: 404, meaning: 'No such active API key of the caller.' },
   dashboard_not_found: { status: 404, meaning: 'No such published dashboard visible to the caller.' },
+  dbt_integration_not_found: {
+    status: 404,
+    meaning: 'The deployment has no dbt integration; `PUT .../dbt-integration` configures one.',
+  },
+  dbt_sync_not_found: { status: 404, meaning: 'No such dbt sync of the deployment.' },
   deployment_not_found: {
     status: 404,
     meaning: 'No such deployment visible to the caller, including as the parent of a nested path.',
@@ -233,6 +241,40 @@ export const ERROR_CODES = {
   compiler_unavailable: {
     status: 503,
     meaning: 'The model compiler could not be started; retry shortly.',
+  },
+
+  // dbt sync.
+  invalid_dbt_repository_url: {
+    status: 400,
+    meaning:
+      'A dbt repository URL that is not an absolute URL, holds credentials, or uses a git transport outside `DBT_GIT_PROTOCOLS`.',
+  },
+  invalid_dbt_ref: {
+    status: 400,
+    meaning:
+      '`ref` is empty, looks like a commit SHA (a branch or tag is needed), or is not a valid git ref name.',
+  },
+  dbt_integration_not_configured: {
+    status: 400,
+    meaning:
+      'A sync from git needs the deployment’s dbt integration (`PUT .../dbt-integration`); or post the manifest (`source: manifest`).',
+  },
+  invalid_manifest: {
+    status: 400,
+    meaning:
+      'The posted manifest is missing (`source: manifest`) or is not a dbt manifest (schema v10 to v12) of the expected shape; the message says where.',
+  },
+  dbt_sync_finished: {
+    status: 409,
+    meaning: 'The sync has finished (completed, failed or cancelled): there is nothing left to cancel.',
+  },
+  dbt_sync_not_completed: {
+    status: 409,
+    meaning: 'The sync has not completed (it is still running, or it failed or was cancelled): no result.',
+  },
+  dbt_sync_files_on_branch: {
+    status: 409,
+    meaning: 'The sync committed its files to its branch (`output: branch`): read them from the branch.',
   },
 
   // Workspace: folders, workbooks, dashboards.

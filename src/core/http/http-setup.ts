@@ -5,11 +5,38 @@ import type { AppConfig } from '../config/app-config.js';
 import { assignRequestId } from '../logging/logging.module.js';
 import { corsMiddleware } from './cors.js';
 import { errorBody, sendError, toErrorBody } from './exception.filter.js';
-import { checkParsedInput, JSON_MEDIA_TYPES, requireJsonBody } from './input-guards.js';
+import { checkParsedInput, JSON_MEDIA_TYPES, largeJsonLimit, requireJsonBody } from './input-guards.js';
 import { serialiseListItemsOnce } from './json-body.js';
 import { configureRateLimits } from './rate-limit.js';
 
 const PROBES = /^\/health\/(live|ready)\/?$/;
+
+type Middleware = (req: Request, res: Response, next: NextFunction) => void;
+
+/** Whether the request carries a token at all (`Bearer` or `Api-Key`); checked later by the guard. */
+const CARRIES_TOKEN = /^(?:Bearer|Api-Key) +\S/i;
+
+/**
+ * The JSON body parser: `BODY_LIMIT` on every route, except the routes a module registered with
+ * `acceptLargeJsonOn`, which get their own limit (one parser per distinct limit, made once). The
+ * body is parsed before the guard authenticates the caller, so a request that does not even
+ * carry a token keeps `BODY_LIMIT` there too; one with a bad token is counted by the limiter of
+ * failed authentications, which refuses its address before parsing once it is spent.
+ */
+function jsonBodies(bodyLimit: string): Middleware {
+  const parser = (limit: string | number): Middleware =>
+    express.json({ limit, strict: true, type: JSON_MEDIA_TYPES });
+  const standard = parser(bodyLimit);
+  const large = new Map<number, Middleware>();
+  return (req, res, next) => {
+    const limit = largeJsonLimit(req.path);
+    if (limit === null || !CARRIES_TOKEN.test(req.headers.authorization ?? ''))
+      return standard(req, res, next);
+    let json = large.get(limit);
+    if (!json) large.set(limit, (json = parser(limit)));
+    json(req, res, next);
+  };
+}
 
 /**
  * Express-level conventions, applied before Nest's router: HTTPS enforcement, CORS, security
@@ -56,7 +83,7 @@ export function configureHttp(app: NestExpressApplication, config: AppConfig): v
   configureRateLimits(app, config);
 
   app.use(requireJsonBody);
-  app.use(express.json({ limit: http.bodyLimit, strict: true, type: JSON_MEDIA_TYPES }));
+  app.use(jsonBodies(http.bodyLimit));
   app.use(checkParsedInput);
   // Errors raised by the middleware above (malformed JSON, body too large) in the one shape.
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {

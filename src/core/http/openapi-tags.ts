@@ -30,6 +30,12 @@ export const API_TAGS = [
       'The GitHub App: its installations, and the repositories and branches they reach, for connecting a deployment to a repository.',
   },
   {
+    name: 'dbt Sync',
+    description:
+      'Cubes generated from a dbt project: the deployment’s dbt repository, and sync runs that convert its ' +
+      'compiled manifest (or a posted one) into cube files on a new branch, with their status, result and logs.',
+  },
+  {
     name: 'Workspace',
     description:
       'The content tree of a deployment (folders, workbooks, reports) in one listing; move and delete in bulk.',

@@ -10,8 +10,11 @@ export interface JobContext {
   phase(name: string): Promise<void>;
   /** Records the run's progress: `current` of `total` steps. */
   progress(current: number, total?: number | null): Promise<void>;
-  /** Appends a line to the run's log (and to the process log). */
-  log(message: string, level?: JobLogLevel): Promise<void>;
+  /**
+   * Appends a line to the run's log (and to the process log). The line records the run's current
+   * phase; `details.durationMs` marks it as the line that closes a step and says how long it took.
+   */
+  log(message: string, level?: JobLogLevel, details?: JobLogDetails): Promise<void>;
   /**
    * Call between steps: throws {@link JobCancelled} when the run's cancellation was requested,
    * {@link JobTimedOut} when the attempt ran past the job's `timeoutMs`, and {@link RunLost}
@@ -23,6 +26,12 @@ export interface JobContext {
 }
 
 export type JobLogLevel = 'info' | 'warn' | 'error';
+
+/** What a log line may carry besides its text. */
+export interface JobLogDetails {
+  /** How long the step the line closes took, in milliseconds (a non-negative integer). */
+  durationMs?: number;
+}
 
 /** Thrown by `ctx.throwIfCancelled()`: the run ends `cancelled`, the job is not retried. */
 export class JobCancelled extends Error {

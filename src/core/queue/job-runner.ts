@@ -9,6 +9,7 @@ import {
   JobTimedOut,
   RunLost,
   type JobContext,
+  type JobLogDetails,
   type JobLogLevel,
 } from './job-context.js';
 import { JobRegistry, type RegisteredJob } from './job-registry.js';
@@ -60,12 +61,18 @@ class Context implements JobContext {
     if (this.claim) this.note(await this.runs.setProgress(this.claim, current, total));
   }
 
-  async log(message: string, level: JobLogLevel = 'info'): Promise<void> {
-    const fields = { job: this.job, runId: this.claim?.id, attempt: this.attempt };
+  async log(message: string, level: JobLogLevel = 'info', details: JobLogDetails = {}): Promise<void> {
+    const durationMs = details.durationMs === undefined ? null : Math.max(0, Math.round(details.durationMs));
+    const fields = {
+      job: this.job,
+      runId: this.claim?.id,
+      attempt: this.attempt,
+      ...(durationMs === null ? {} : { durationMs }),
+    };
     if (level === 'error') this.logger.error(fields, message);
     else if (level === 'warn') this.logger.warn(fields, message);
     else this.logger.log(fields, message);
-    if (this.claim) this.note(await this.runs.appendLog(this.claim, level, message));
+    if (this.claim) this.note(await this.runs.appendLog(this.claim, level, message, durationMs));
   }
 
   async throwIfCancelled(): Promise<void> {

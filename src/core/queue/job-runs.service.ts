@@ -34,6 +34,10 @@ export interface RunLogLine {
   at: string;
   level: JobLogLevel;
   message: string;
+  /** The run's phase when the line was written (null before the first phase). */
+  phase: string | null;
+  /** For a line that closes a step: how long the step took, ms. */
+  durationMs: number | null;
 }
 
 /** A line of one of an owner's runs, for a view that merges them (a deployment's logs). */
@@ -52,6 +56,17 @@ const VIEW = `id, job, account_id AS "accountId", owner, status, phase,
        ELSE json_build_object('current', progress_current, 'total', progress_total) END AS progress,
   attempts, error, ${isoSql('cancel_requested_at')} AS "cancelRequestedAt", ${isoSql('created_at')} AS "createdAt",
   ${isoSql('started_at')} AS "startedAt", ${isoSql('finished_at')} AS "finishedAt"`;
+
+/**
+ * For a module whose rows point at their run (`<table>.run_id`) and must filter or page on the
+ * run's state in the same query (a history list filtered by status): the join of the run under
+ * `alias` (`JOIN job_runs r ON r.id = s.run_id`). The table's name stays here, with its owner;
+ * its columns are those of {@link RunView} in snake case (`status`, `phase`, `error`,
+ * `created_at`, `started_at`, `finished_at`, `cancel_requested_at`).
+ */
+export function runJoinSql(runIdColumn: string, alias: string): string {
+  return `JOIN job_runs ${alias} ON ${alias}.id = ${runIdColumn}`;
+}
 
 /** Fenced: only while the claim is the run's current one. */
 const HELD = `status = 'running' AND attempts = :attempt`;
@@ -85,8 +100,8 @@ export class JobRuns {
   /** The run's log lines, oldest first; `afterId` continues from the last line read. */
   logs(id: string, afterId = '0', limit = 1000): Promise<RunLogLine[]> {
     return this.db.query<RunLogLine>(
-      `SELECT id, attempt, ${isoSql('at')} AS at, level, message FROM job_run_logs
-       WHERE run_id = :id AND id > :afterId ORDER BY id LIMIT :limit`,
+      `SELECT id, attempt, ${isoSql('at')} AS at, level, message, phase, duration_ms AS "durationMs"
+       FROM job_run_logs WHERE run_id = :id AND id > :afterId ORDER BY id LIMIT :limit`,
       { id, afterId, limit },
     );
   }
@@ -245,12 +260,19 @@ export class JobRuns {
     return rows.length > 0;
   }
 
-  async appendLog(claim: RunClaim, level: JobLogLevel, message: string): Promise<boolean> {
+  /** Appends a line, stamped with the run's current phase; `durationMs` for a line closing a step. */
+  async appendLog(
+    claim: RunClaim,
+    level: JobLogLevel,
+    message: string,
+    durationMs: number | null = null,
+  ): Promise<boolean> {
     const rows = await this.db.query(
-      `INSERT INTO job_run_logs (run_id, attempt, level, message)
-       SELECT id, attempts, :level, left(:message, 4000) FROM job_runs WHERE id = :id AND ${HELD}
+      `INSERT INTO job_run_logs (run_id, attempt, level, message, phase, duration_ms)
+       SELECT id, attempts, :level, left(:message, 4000), phase, :durationMs::int
+       FROM job_runs WHERE id = :id AND ${HELD}
        RETURNING id`,
-      { id: claim.id, attempt: claim.attempt, level, message },
+      { id: claim.id, attempt: claim.attempt, level, message, durationMs },
     );
     return rows.length > 0;
   }

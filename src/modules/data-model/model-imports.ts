@@ -42,7 +42,8 @@ export class ImportRaced extends Error {
  * The way generated files (a dbt sync's cubes) enter a deployment's model: one commit of the
  * files over the base branch, on a new shared branch, with a build queued. Idempotent, so a job
  * that died half-way can run it again: a branch already holding the same tree is kept as it is,
- * and a build of that commit is not queued twice.
+ * and a build of that commit is not queued twice. The branch keeps the model's limits
+ * (`file_too_large`, `too_many_files`: a 400 the caller should not retry).
  */
 @Injectable()
 export class ModelImports {
@@ -76,15 +77,20 @@ export class ModelImports {
     const git = this.ws.git;
     const prefix = rootPrefix(settings.deployProjectRoot);
     const paths = input.files.map((f) => prefix + normalisePath(f.path));
-    const oids = await git.writeBlobs(
-      deploymentId,
-      input.files.map((f) => Buffer.from(f.content, 'utf8')),
+    const contents = input.files.map((f) => Buffer.from(f.content, 'utf8'));
+    // The limits every other write of the model keeps (MODEL_MAX_FILE_BYTES, MODEL_MAX_FILES).
+    this.ws.assertLimits(
+      paths.map((p, i) => ({ path: p, size: contents[i].length })),
+      0,
     );
+    const oids = await git.writeBlobs(deploymentId, contents);
     const changes: TreeChanges = new Map(paths.map((p, i) => [p, oids[i]]));
     return this.db.transaction(async () => {
       await this.repository.lockBranch(deploymentId, branch);
       const baseHead = await git.resolve(deploymentId, branchRef(base));
       if (!baseHead) throw notFound('Branch', base);
+      const existing = new Set((await git.listFiles(deploymentId, baseHead)).map((f) => f.path));
+      this.ws.assertLimits([], existing.size + paths.filter((p) => !existing.has(p)).length);
       const tree = await git.writeTree(deploymentId, await git.treeOf(deploymentId, baseHead), changes);
       const current = await git.resolve(deploymentId, branchRef(branch));
       let commit: string;

@@ -21,4 +21,10 @@ export class JobRunLog {
   @Column({ type: 'varchar', length: 8, default: 'info' }) level: string;
 
   @Column({ type: 'text' }) message: string;
+
+  /** The run's phase when the line was written; null before its first phase. */
+  @Column({ type: 'varchar', length: 64, nullable: true }) phase: string | null;
+
+  /** For a line that closes a step: how long the step took, ms. */
+  @Column({ type: 'integer', nullable: true }) durationMs: number | null;
 }
