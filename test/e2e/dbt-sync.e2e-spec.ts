@@ -176,9 +176,11 @@ describe('dbt sync', () => {
       },
       { 'v1.0': 'main', '20260817': 'main' },
     );
-    // This API runs the syncs and builds it queues; dbt repositories are local bare ones.
+    // This API runs the syncs (the `default` queue), not the builds they queue (the `builds`
+    // queue: their rows are what this file checks); dbt repositories are local bare ones.
     t = await startApp({
       RUN_JOBS_IN_PROCESS: 'true',
+      WORKER_QUEUES: 'default',
       DBT_GIT_PROTOCOLS: 'file',
       DBT_MANIFEST_MAX_BYTES: String(MAX_MANIFEST),
       MODEL_MAX_FILES: '600',
@@ -711,11 +713,12 @@ describe('dbt sync', () => {
 
   describe('cancel', () => {
     it('stops a running sync between phases: CANCELLED, no branch, its phases so far', async () => {
-      // Settle earlier builds: the lock below holds every log writer.
+      // Settle earlier syncs: the lock below holds every log writer.
       await waitFor(
         () =>
           t.sql<{ n: number }>(
-            `SELECT count(*)::int AS n FROM job_runs WHERE status IN ('queued', 'running')`,
+            `SELECT count(*)::int AS n FROM job_runs
+              WHERE job = 'dbt-sync.run' AND status IN ('queued', 'running')`,
           ),
         (rows) => rows[0].n === 0,
         60_000,

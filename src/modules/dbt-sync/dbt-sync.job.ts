@@ -23,11 +23,12 @@ export interface DbtSyncPayload {
 
 /**
  * One dbt sync: a job with a run record (its phases, progress and log are what users watch), on
- * the `builds` queue with the builds it records. Retried on failures that may pass (a network
+ * the `default` queue: a sync takes about a second, so it never waits behind the long compiles of
+ * the `builds` queue (where the build it records runs). Retried on failures that may pass (a network
  * failure, a lost compare-and-swap); failed for good on those that will not (`ctx.fail`).
  */
 export const DBT_SYNC_JOB = defineJob<DbtSyncPayload>('dbt-sync.run', {
-  queue: 'builds',
+  queue: 'default',
   attempts: 3,
   backoffMs: 5_000,
   timeoutMs: 30 * 60_000,
