@@ -9,6 +9,11 @@ import { deploymentInput, waitFor } from '../support/factories.js';
 import { freePort, startProcess, type Proc } from '../support/process.js';
 import { RedisProcess } from '../support/redis-process.js';
 
+/**
+ * The bound of a wait for a build to finish: a real compile, which a loaded machine slows down;
+ * the wait returns as soon as the build is done (the slow project allows 180 s per test).
+ */
+const BUILD_WAIT_MS = 90_000;
 const deploymentBody = (name: string) => deploymentInput({ name, creationStep: 'project' });
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
@@ -183,7 +188,7 @@ describe('job queue', () => {
         await waitFor(
           () => buildStatus(t, firstBuildId),
           (s) => s === 'succeeded',
-          10_000,
+          BUILD_WAIT_MS,
         ),
       ).toBe('succeeded');
       expect(
@@ -276,7 +281,7 @@ describe('job queue', () => {
       const status = await waitFor(
         () => buildStatus(t, buildId),
         (s) => s === 'succeeded',
-        20_000,
+        BUILD_WAIT_MS,
         200,
       );
       expect(status).toBe('succeeded');
@@ -296,7 +301,7 @@ describe('job queue', () => {
       expect(builds.map((b) => b.status)).toEqual(['succeeded', 'succeeded']);
       const jobs = await t.sql<{ status: string }>(`SELECT status FROM job_outbox ORDER BY id`);
       expect(jobs.map((j) => j.status)).toEqual(['done', 'done']);
-    }, 30_000);
+    });
 
     it('is ready again and creates deployments once Redis is back', async () => {
       const ready = await waitFor(
@@ -321,10 +326,10 @@ describe('job queue', () => {
         await waitFor(
           () => buildStatus(t, build.id),
           (s) => s === 'succeeded',
-          10_000,
+          BUILD_WAIT_MS,
         ),
       ).toBe('succeeded');
-    }, 25_000);
+    });
   });
 
   describe('with Redis unreachable at start-up', () => {
@@ -397,7 +402,7 @@ describe('job queue', () => {
         await waitFor(
           () => buildStatus(t, build.id),
           (s) => s === 'succeeded',
-          15_000,
+          BUILD_WAIT_MS,
           200,
         ),
       ).toBe('succeeded');
@@ -410,7 +415,7 @@ describe('job queue', () => {
           )
         ).status,
       ).toBe('done');
-    }, 30_000);
+    });
   });
 
   describe('in-process mode (no REDIS_URL)', () => {
@@ -451,7 +456,7 @@ describe('job queue', () => {
         await waitFor(
           () => buildStatus(t, build.id),
           (s) => s === 'succeeded',
-          10_000,
+          BUILD_WAIT_MS,
         ),
       ).toBe('succeeded');
       const row = await waitFor(
@@ -469,7 +474,7 @@ describe('job queue', () => {
         await waitFor(
           () => buildStatus(t, buildId),
           (s) => s === 'succeeded',
-          10_000,
+          BUILD_WAIT_MS,
         ),
       ).toBe('succeeded');
       expect(
@@ -490,7 +495,7 @@ describe('job queue', () => {
       const done = await waitFor(
         () => buildRow(t, buildId),
         (b) => b?.status === 'succeeded',
-        10_000,
+        BUILD_WAIT_MS,
       );
       expect(done).toMatchObject({ status: 'succeeded', attempts: 2, error: null, lease_until: null });
       const jobs = await waitFor(
@@ -517,7 +522,7 @@ describe('job queue', () => {
       const done = await waitFor(
         () => buildRow(t, buildId),
         (b) => b?.status === 'succeeded',
-        10_000,
+        BUILD_WAIT_MS,
       );
       expect(done).toMatchObject({ status: 'succeeded', attempts: 2, lease_until: null });
     });
@@ -662,7 +667,7 @@ describe('job queue', () => {
       const done = await waitFor(
         () => buildRow(t, build.id),
         (b) => b?.status === 'succeeded',
-        20_000,
+        BUILD_WAIT_MS,
         200,
       );
       expect(done).toMatchObject({ status: 'succeeded', attempts: 1, lease_until: null });
@@ -675,7 +680,7 @@ describe('job queue', () => {
           )
         ).status,
       ).toBe('done');
-    }, 90_000);
+    });
 
     it('finishes a build exactly once when its worker is killed (kill -9) in the middle of it', async () => {
       const worker =
@@ -741,7 +746,7 @@ describe('job queue', () => {
       const done = await waitFor(
         () => buildRow(t, buildId),
         (b) => b?.status === 'succeeded',
-        20_000,
+        BUILD_WAIT_MS,
         200,
       );
       expect(done).toMatchObject({ status: 'succeeded', attempts: 2, error: null, lease_until: null });

@@ -55,7 +55,7 @@ beforeAll(async () => {
   // Before the pool starts: a child that inherited anything would inherit this.
   process.env.PYTHON_SANDBOX_TEST_SECRET = SECRET;
   fs.writeFileSync(secretFile, SECRET);
-  sandbox = new PythonSandbox({ poolSize: 2 });
+  sandbox = new PythonSandbox({ poolSize: 1 });
   await sandbox.start();
   expect(sandbox.available()).toBe(true);
   await sandbox.whenWarm();
@@ -163,18 +163,18 @@ output = {
   it('reuses warm children, one per run, and replaces each', async () => {
     await sandbox.whenWarm();
     const before = sandbox.stats();
-    for (let i = 0; i < 3; i += 1) {
+    for (let i = 0; i < 2; i += 1) {
       const result = await sandbox.run('output = sum(rows)', [i, 1]);
       expect(result).toEqual({ stdout: '', stderr: '', outputData: i + 1 });
       await sandbox.whenWarm();
     }
     const after = sandbox.stats();
-    expect(after.servedWarm - before.servedWarm).toBe(3);
-    expect(after.started - before.started).toBe(3);
+    expect(after.servedWarm - before.servedWarm).toBe(2);
+    expect(after.started - before.started).toBe(2);
 
     // More runs at once than warm children: the rest wait for the next ready child.
-    const results = await Promise.all([1, 2, 3, 4].map((n) => sandbox.run('output = rows[0] * 2', [n])));
-    expect(results.map((r) => r.outputData)).toEqual([2, 4, 6, 8]);
+    const results = await Promise.all([1, 2].map((n) => sandbox.run('output = rows[0] * 2', [n])));
+    expect(results.map((r) => r.outputData)).toEqual([2, 4]);
   });
 });
 
@@ -360,13 +360,13 @@ print('allocated', buffer.length)
 
 describe('the pool', () => {
   it('leaves no process behind when closed', async () => {
-    const pool = new PythonSandbox({ poolSize: 2 });
+    const pool = new PythonSandbox({ poolSize: 1 });
     try {
       await pool.whenWarm();
       const running = pool.run('while True:\n    pass', [], { timeoutMs: 60_000 }).catch((e: unknown) => e);
       await pool.whenWarm();
       // bwrap outside and inside the namespace, and Node: for each warm and the running child.
-      expect(processesOf(pool).length).toBeGreaterThanOrEqual(3 * 3);
+      expect(processesOf(pool).length).toBeGreaterThanOrEqual(2 * 3);
       await pool.close();
       expect(await running).toMatchObject({ code: 'sandbox_closed' });
       expect(processesOf(pool)).toEqual([]);
