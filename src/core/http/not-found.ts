@@ -12,6 +12,7 @@ const KINDS = {
   ApiKey: 'api_key_not_found',
   Branch: 'branch_not_found',
   Dashboard: 'dashboard_not_found',
+  DbtSync: 'dbt_sync_not_found',
   Deployment: 'deployment_not_found',
   EmbedGroup: 'embed_group_not_found',
   EmbedTenant: 'embed_tenant_not_found',
@@ -37,6 +38,7 @@ export type ResourceKind = keyof typeof KINDS;
 /** Words for the message where the kind's name is not how users read it. */
 const LABELS: Partial<Record<ResourceKind, string>> = {
   ApiKey: 'API key',
+  DbtSync: 'dbt sync',
   GitHubInstallation: 'GitHub installation',
   GitHubRepository: 'GitHub repository',
   UploadTransaction: 'Upload transaction',

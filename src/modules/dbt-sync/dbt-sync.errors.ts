@@ -1,3 +1,4 @@
+import { notFound } from '../../core/http/not-found.js';
 import { errorsOf } from '../../core/http/api-error.js';
 
 /**
@@ -7,7 +8,6 @@ import { errorsOf } from '../../core/http/api-error.js';
  */
 export const dbtSyncError = errorsOf(
   'dbt_integration_not_found',
-  'dbt_sync_not_found',
   'invalid_dbt_repository_url',
   'invalid_dbt_ref',
   'dbt_integration_not_configured',
@@ -21,5 +21,4 @@ export const dbtSyncError = errorsOf(
 );
 
 /** 404 for a sync id that names no sync of the deployment (any string: ids are not validated apart). */
-export const syncNotFound = (id: string) =>
-  dbtSyncError('dbt_sync_not_found', `dbt sync ${id.slice(0, 100)} was not found`);
+export const syncNotFound = (id: string) => notFound('DbtSync', id.slice(0, 100));
