@@ -41,7 +41,7 @@ const STEPS = defineJob<StepsPayload>('test.steps', {
 const REJECTS = defineJob<{ reason: string }>('test.rejects', { run: {}, attempts: 3 });
 const HANGS = defineJob<{ n: number }>('test.hangs', { run: {}, attempts: 1, timeoutMs: 200 });
 const PLAIN = defineJob<{ key: string }>('test.plain', { dedupeKey: (p) => p.key });
-const SCHEDULED = defineJob<{ report: number }>('test.scheduled', { run: {} });
+const SCHEDULED = defineJob<{ report: number; scheduledFor?: string }>('test.scheduled', { run: {} });
 const ORPHAN = defineJob<object>('test.orphan');
 
 @Injectable()
@@ -85,8 +85,8 @@ class TestHandlers {
   }
 
   @JobHandler(SCHEDULED)
-  async scheduled(payload: { report: number }, ctx: JobContext): Promise<void> {
-    await ctx.log(`report ${payload.report}`);
+  async scheduled(payload: { report: number; scheduledFor?: string }, ctx: JobContext): Promise<void> {
+    await ctx.log(`report ${payload.report} for ${payload.scheduledFor}`);
   }
 }
 
@@ -418,7 +418,9 @@ describe('job framework (service level, in-process mode)', () => {
       expect(new Date(fired.nextRunAt).toISOString()).toMatch(/-01-01T00:00:00\.000Z$/);
       const done = await until(fired.lastRunId!, (r) => r.status === 'succeeded');
       expect(done).toMatchObject({ job: 'test.scheduled', owner: 'report:9', accountId });
-      expect((await runs.logs(fired.lastRunId!)).map((l) => l.message)).toEqual(['report 9']);
+      expect((await runs.logs(fired.lastRunId!)).map((l) => l.message)).toEqual([
+        expect.stringMatching(/^report 9 for \d{4}-\d\d-\d\dT/),
+      ]);
       // Not due any more: the next tick fires nothing.
       await relay();
       expect((await schedules.get(s.id))!.lastRunId).toBe(fired.lastRunId);
@@ -452,6 +454,113 @@ describe('job framework (service level, in-process mode)', () => {
       expect(await schedules.fireDue()).toBe(0);
       expect(await runs.listByOwner('report:11')).toEqual([]);
       await schedules.remove(s.id);
+    });
+  });
+
+  describe('schedules on a controllable clock', () => {
+    const at = (iso: string) => new Date(iso);
+    /** The occurrences the schedule's runs were queued for, oldest first (from the runs' payloads). */
+    const firedFor = async (owner: string) =>
+      (
+        await sql<{ scheduledFor: string }>(
+          `SELECT payload->>'scheduledFor' AS "scheduledFor" FROM job_runs WHERE owner = $1 ORDER BY id`,
+          [owner],
+        )
+      ).map((r) => r.scheduledFor);
+    /** Creates a schedule as of `from`, then ticks at each instant given; answers what fired. */
+    async function walk(owner: string, cron: string, timezone: string, from: string, ticks: string[]) {
+      const s = await schedules.create(
+        { owner, job: SCHEDULED, cron, timezone, payload: { report: 1 } },
+        { now: at(from) },
+      );
+      const nextRuns = [s.nextRunAt];
+      for (const tick of ticks) {
+        await schedules.fireDue({ now: at(tick) });
+        nextRuns.push((await schedules.get(s.id))!.nextRunAt);
+      }
+      await schedules.remove(s.id);
+      return { fired: await firedFor(owner), nextRuns };
+    }
+
+    it('fires a daily 09:00 Europe/Berlin at 08:00Z in winter and 07:00Z in summer', async () => {
+      const { fired, nextRuns } = await walk(
+        'dst:berlin',
+        '0 9 * * *',
+        'Europe/Berlin',
+        '2027-01-14T12:00:00Z',
+        ['2027-01-15T08:00:00Z', '2027-03-27T08:00:30Z', '2027-03-28T07:00:10Z'],
+      );
+      expect(fired).toEqual([
+        '2027-01-15T08:00:00.000Z',
+        '2027-03-27T08:00:00.000Z',
+        '2027-03-28T07:00:00.000Z',
+      ]);
+      expect(nextRuns).toEqual([
+        '2027-01-15T08:00:00.000Z',
+        '2027-01-16T08:00:00.000Z',
+        '2027-03-28T07:00:00.000Z',
+        '2027-03-29T07:00:00.000Z',
+      ]);
+    });
+
+    it('fires a time that does not exist on the spring-forward day once, after the gap', async () => {
+      // Europe/Berlin springs forward on 28 March 2027, 02:00 -> 03:00: 02:30 does not exist.
+      const { fired } = await walk('dst:gap', '30 2 * * *', 'Europe/Berlin', '2027-03-27T12:00:00Z', [
+        '2027-03-28T00:30:00Z', // 01:30 local: not yet
+        '2027-03-28T01:30:00Z', // 03:30 CEST: the 02:30 that does not exist, once
+        '2027-03-28T02:30:00Z',
+        '2027-03-28T12:00:00Z',
+        '2027-03-29T00:30:00Z', // 02:30 CEST the next day
+      ]);
+      expect(fired).toEqual(['2027-03-28T01:30:00.000Z', '2027-03-29T00:30:00.000Z']);
+    });
+
+    it('fires a repeated local time once on the fall-back day, and an hourly cron in both real hours', async () => {
+      // Europe/Berlin falls back on 31 October 2027, 03:00 CEST -> 02:00 CET: 02:30 happens twice.
+      const daily = await walk('dst:repeat', '30 2 * * *', 'Europe/Berlin', '2027-10-30T12:00:00Z', [
+        '2027-10-31T00:30:00Z', // 02:30 CEST
+        '2027-10-31T01:30:00Z', // 02:30 CET, the same local time again
+        '2027-10-31T12:00:00Z',
+      ]);
+      expect(daily.fired).toEqual(['2027-10-31T00:30:00.000Z']);
+      const hourly = await walk('dst:hourly', '0 * * * *', 'Europe/Berlin', '2027-10-30T23:30:00Z', [
+        '2027-10-31T00:00:00Z', // 02:00 CEST
+        '2027-10-31T01:00:00Z', // 02:00 CET
+        '2027-10-31T02:00:00Z', // 03:00 CET
+      ]);
+      expect(hourly.fired).toEqual([
+        '2027-10-31T00:00:00.000Z',
+        '2027-10-31T01:00:00.000Z',
+        '2027-10-31T02:00:00.000Z',
+      ]);
+    });
+
+    it('after downtime fires only the latest missed occurrence within the grace window, and none beyond it', async () => {
+      // Hourly; the service was down from 03:30 to 07:20: 04:00 ... 07:00 were missed.
+      const recent = await walk('downtime:recent', '0 * * * *', 'UTC', '2027-05-01T03:30:00Z', [
+        '2027-05-01T07:20:00Z',
+        '2027-05-01T07:40:00Z',
+      ]);
+      expect(recent.fired).toEqual(['2027-05-01T07:00:00.000Z']);
+      expect(recent.nextRuns.at(-1)).toBe('2027-05-01T08:00:00.000Z');
+      // Daily at 06:00; down for three days, back at 09:00, past the default hour of grace: none
+      // fires, and the schedule goes on from the next occurrence.
+      const late = await walk('downtime:late', '0 6 * * *', 'UTC', '2027-05-01T05:00:00Z', [
+        '2027-05-04T09:00:00Z',
+      ]);
+      expect(late.fired).toEqual([]);
+      expect(late.nextRuns.at(-1)).toBe('2027-05-05T06:00:00.000Z');
+    });
+
+    it('refuses a cron that never fires (validation_failed)', async () => {
+      for (const cron of ['0 0 30 2 *', '0 0 31 4,6 *']) {
+        const err = await schedules
+          .create({ owner: 'never', job: SCHEDULED, cron, payload: { report: 0 } })
+          .catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(ApiError);
+        expect((err as ApiError).code).toBe('validation_failed');
+      }
+      expect(await schedules.listByOwner('never')).toEqual([]);
     });
   });
 

@@ -1,8 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '../config/app-config.js';
 import { Database } from '../database/database.js';
 import { isoSql } from '../database/sql.js';
 import { coreError } from '../http/api-error.js';
-import { InvalidCron, nextOccurrence } from './cron.js';
+import { InvalidCron, latestOccurrence, nextOccurrence } from './cron.js';
 import type { JobDefinition } from './job-definition.js';
 import { JobQueue } from './job-queue.service.js';
 import { JobRegistry } from './job-registry.js';
@@ -25,6 +26,16 @@ export interface ScheduleChanges {
   timezone?: string;
   payload?: object;
   enabled?: boolean;
+}
+
+/** The clock of a call: tests pass the instant they act at; every other caller lets it be now. */
+export interface ScheduleClock {
+  now?: Date;
+}
+
+export interface FireOptions extends ScheduleClock {
+  /** Most schedules fired by one call (default 50); the next tick takes the rest. */
+  limit?: number;
 }
 
 export interface ScheduleView {
@@ -60,6 +71,9 @@ function next(cron: string, timezone: string, after: Date): Date {
  * {@link fireDue}: it claims due rows (`FOR UPDATE SKIP LOCKED`, so replicas never fire one
  * twice), enqueues each one's job and advances `next_run_at`, all in one transaction. There is no
  * Bull repeatable job: a changed cron takes effect at once and two accounts' schedules never merge.
+ *
+ * Every method that reads the time takes an optional `now`, so tests walk a schedule through
+ * chosen instants (a daylight-saving change, hours of downtime) without waiting for them.
  */
 @Injectable()
 export class JobSchedules {
@@ -69,13 +83,14 @@ export class JobSchedules {
     private readonly db: Database,
     private readonly jobs: JobQueue,
     private readonly registry: JobRegistry,
+    private readonly config: AppConfig,
   ) {}
 
   /** Creates a schedule; 400 `validation_failed` for a cron or time zone that cannot be read. */
-  async create<P extends object>(input: ScheduleInput<P>): Promise<ScheduleView> {
+  async create<P extends object>(input: ScheduleInput<P>, clock: ScheduleClock = {}): Promise<ScheduleView> {
     this.registry.get(input.job.name);
     const timezone = input.timezone ?? 'UTC';
-    const nextRunAt = next(input.cron, timezone, new Date());
+    const nextRunAt = next(input.cron, timezone, clock.now ?? new Date());
     const row = await this.db.one<ScheduleView>(
       `INSERT INTO job_schedules (account_id, owner, job, cron, timezone, payload, enabled, next_run_at)
        VALUES (:accountId, :owner, :job, :cron, :timezone, :payload, :enabled, :nextRunAt)
@@ -98,7 +113,7 @@ export class JobSchedules {
    * Changes a schedule. A new cron or time zone, or enabling it again, computes the next firing
    * from now. Undefined when there is no such schedule.
    */
-  update(id: string, changes: ScheduleChanges): Promise<ScheduleView | undefined> {
+  update(id: string, changes: ScheduleChanges, clock: ScheduleClock = {}): Promise<ScheduleView | undefined> {
     return this.db.transaction(async () => {
       const current = await this.db.one<{ cron: string; timezone: string; enabled: boolean }>(
         `SELECT cron, timezone, enabled FROM job_schedules WHERE id = :id FOR UPDATE`,
@@ -110,7 +125,7 @@ export class JobSchedules {
       const enabled = changes.enabled ?? current.enabled;
       const reschedule =
         cron !== current.cron || timezone !== current.timezone || (enabled && !current.enabled);
-      const nextRunAt = reschedule ? next(cron, timezone, new Date()) : null;
+      const nextRunAt = reschedule ? next(cron, timezone, clock.now ?? new Date()) : null;
       return this.db.one<ScheduleView>(
         `UPDATE job_schedules SET cron = :cron, timezone = :timezone, enabled = :enabled,
            payload = COALESCE(:payload::jsonb, payload), next_run_at = COALESCE(:nextRunAt, next_run_at),
@@ -151,13 +166,20 @@ export class JobSchedules {
 
   /**
    * The tick: fires every enabled schedule whose `next_run_at` has come (up to `limit`), in one
-   * transaction: claims the rows (`FOR UPDATE SKIP LOCKED`), enqueues each job (deduplicated by
-   * the schedule and the firing time, so a firing is queued once), and advances `next_run_at` to
-   * the first occurrence after now (firings missed while nothing ran are fired once, not caught
-   * up one by one). Jobs are dispatched after the commit. Returns how many schedules fired.
+   * transaction: claims the rows (`FOR UPDATE SKIP LOCKED`), enqueues each job and advances
+   * `next_run_at` to the first occurrence after `now`. Jobs are dispatched after the commit.
+   *
+   * A schedule fires once per tick whatever it missed: after downtime, only its latest missed
+   * occurrence fires (as Metabase and Superset do), and only when it is at most
+   * `JOB_SCHEDULE_GRACE_SECONDS` old; an older one is skipped, noted in `last_error`. The job's
+   * payload carries `scheduledFor`, the occurrence it fires for (ISO 8601), and its dedupe key is
+   * the schedule and that occurrence, so an occurrence is queued once. Returns how many fired.
    */
-  fireDue(limit = 50): Promise<number> {
+  fireDue(options: FireOptions = {}): Promise<number> {
+    const limit = options.limit ?? 50;
+    const graceMs = this.config.queue.scheduleGraceSeconds * 1000;
     return this.db.transaction(async () => {
+      const now = options.now ?? new Date();
       const due = await this.db.query<{
         id: string;
         accountId: number | null;
@@ -169,21 +191,41 @@ export class JobSchedules {
         nextRunAt: Date;
       }>(
         `SELECT id, account_id AS "accountId", owner, job, cron, timezone, payload, next_run_at AS "nextRunAt"
-         FROM job_schedules WHERE enabled AND next_run_at <= now()
+         FROM job_schedules WHERE enabled AND next_run_at <= :now
          ORDER BY next_run_at, id LIMIT :limit FOR UPDATE SKIP LOCKED`,
-        { limit },
+        { limit, now },
       );
-      const now = new Date();
       let fired = 0;
       for (const s of due) {
-        const after = s.nextRunAt > now ? s.nextRunAt : now;
         let nextRunAt: Date;
+        let scheduledFor: Date;
         try {
-          nextRunAt = nextOccurrence(s.cron, s.timezone, after);
+          nextRunAt = nextOccurrence(s.cron, s.timezone, now);
+          // The latest occurrence missed, no earlier than the grace window allows; `next_run_at`
+          // itself when no occurrence lies between it and now (it was set by hand).
+          const windowStart = new Date(Math.max(s.nextRunAt.getTime(), now.getTime() - graceMs));
+          scheduledFor = latestOccurrence(s.cron, s.timezone, windowStart, now) ?? s.nextRunAt;
         } catch (err) {
           await this.db.query(
-            `UPDATE job_schedules SET enabled = false, last_error = :error, updated_at = now() WHERE id = :id`,
-            { id: s.id, error: (err as Error).message },
+            `UPDATE job_schedules SET enabled = false, last_error = :error, updated_at = :now WHERE id = :id`,
+            { id: s.id, error: (err as Error).message, now },
+          );
+          continue;
+        }
+        if (now.getTime() - scheduledFor.getTime() > graceMs) {
+          this.logger.warn(
+            { scheduleId: s.id, job: s.job, scheduledFor: scheduledFor.toISOString() },
+            'schedule missed its occurrence by more than the grace window; skipped',
+          );
+          await this.db.query(
+            `UPDATE job_schedules SET next_run_at = :nextRunAt, last_error = :error, updated_at = :now
+             WHERE id = :id`,
+            {
+              id: s.id,
+              nextRunAt,
+              now,
+              error: `missed ${scheduledFor.toISOString()} by more than the grace window; skipped`,
+            },
           );
           continue;
         }
@@ -191,22 +233,26 @@ export class JobSchedules {
         if (!registered) {
           this.logger.warn({ scheduleId: s.id, job: s.job }, 'schedule of a job no module declares; skipped');
           await this.db.query(
-            `UPDATE job_schedules SET next_run_at = :nextRunAt, last_error = :error, updated_at = now()
+            `UPDATE job_schedules SET next_run_at = :nextRunAt, last_error = :error, updated_at = :now
              WHERE id = :id`,
-            { id: s.id, nextRunAt, error: `job ${s.job} is not declared` },
+            { id: s.id, nextRunAt, now, error: `job ${s.job} is not declared` },
           );
           continue;
         }
-        const { runId } = await this.jobs.enqueue(registered.definition, s.payload, {
-          accountId: s.accountId,
-          owner: s.owner,
-          dedupeKey: `schedule:${s.id}:${s.nextRunAt.toISOString()}`,
-        });
+        const { runId } = await this.jobs.enqueue(
+          registered.definition,
+          { ...s.payload, scheduledFor: scheduledFor.toISOString() },
+          {
+            accountId: s.accountId,
+            owner: s.owner,
+            dedupeKey: `schedule:${s.id}:${scheduledFor.toISOString()}`,
+          },
+        );
         await this.db.query(
-          `UPDATE job_schedules SET next_run_at = :nextRunAt, last_run_at = now(),
+          `UPDATE job_schedules SET next_run_at = :nextRunAt, last_run_at = :now,
              last_run_id = COALESCE(:runId::bigint, last_run_id), last_error = NULL
            WHERE id = :id`,
-          { id: s.id, nextRunAt, runId },
+          { id: s.id, nextRunAt, runId, now },
         );
         fired += 1;
       }
