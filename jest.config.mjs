@@ -38,6 +38,7 @@ const SLOW = [
   'embedded',
   'fuzz',
   'migrations',
+  'notification-crash',
   'principal-cache',
   'processes',
   'queue',

@@ -13,6 +13,8 @@ import { DataModel1764400000000 } from './1764400000000-DataModel.js';
 import { GitHubInstallations1764400000100 } from './1764400000100-GitHubInstallations.js';
 import { ReleasesAndEnvVars1764500000000 } from './1764500000000-ReleasesAndEnvVars.js';
 import { DbtSync1764600000000 } from './1764600000000-DbtSync.js';
+import { Notifications1764700000100 } from './1764700000100-Notifications.js';
+import { PythonRuns1764700000200 } from './1764700000200-PythonRuns.js';
 
 /** Every migration, in order. Listed explicitly: ESM builds cannot rely on globbing. */
 export const MIGRATIONS = [
@@ -31,4 +33,6 @@ export const MIGRATIONS = [
   GitHubInstallations1764400000100,
   ReleasesAndEnvVars1764500000000,
   DbtSync1764600000000,
+  Notifications1764700000100,
+  PythonRuns1764700000200,
 ];

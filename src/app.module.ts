@@ -22,6 +22,9 @@ import { UserAttributesModule } from './modules/user-attributes/user-attributes.
 import { DataModelModule } from './modules/data-model/data-model.module.js';
 import { RuntimeModule } from './modules/runtime/runtime.module.js';
 import { DbtSyncModule } from './modules/dbt-sync/dbt-sync.module.js';
+import { DataApiModule } from './modules/data-api/data-api.module.js';
+import { PythonRunsModule } from './modules/python-runs/python-runs.module.js';
+import { NotificationsModule } from './modules/notifications/notifications.module.js';
 
 /** The core plus every domain module. The API, the worker and the CLI all start from this. */
 @Module({})
@@ -54,6 +57,9 @@ export class AppModule {
         DataModelModule,
         RuntimeModule,
         DbtSyncModule,
+        DataApiModule,
+        PythonRunsModule,
+        NotificationsModule,
       ],
     };
   }

@@ -37,7 +37,10 @@ describe('OpenAPI document and Swagger UI', () => {
     '/api/v1/embed/session/token',
     '/api/v1/oauth/callback',
   ]);
-  const EMBED_TOKEN_ROUTES = new Set(['get /api/v1/embed/dashboard/{publicId}']);
+  const EMBED_TOKEN_ROUTES = new Set([
+    'get /api/v1/embed/dashboard/{publicId}',
+    'post /api/v1/embed/dashboard/{publicId}/python-run',
+  ]);
 
   it('gives every operation a unique operationId, a tag, its security, and response schemas', () => {
     const ops = operations(t.app.get(OpenApiDocument).get());

@@ -21,6 +21,7 @@ const DEFAULT_SETTINGS = {
   maintenanceWindowDay: 'sunday',
   maintenanceWindowTime: '02:00',
   oidcEnabled: false,
+  pythonAnalysisEnabled: false,
 };
 
 const DEFAULT_APP_CONFIG = {
@@ -301,6 +302,7 @@ describe('tenant settings and app config', () => {
         { maintenanceWindowDay: 'wednesday' },
         { maintenanceWindowTime: '04:30' },
         { oidcEnabled: true },
+        { pythonAnalysisEnabled: true },
       ];
       const results = await Promise.all(bodies.map((b) => putSettings(b, account)));
       expect(results.map((r) => r.status)).toEqual(bodies.map(() => 200));
@@ -315,6 +317,7 @@ describe('tenant settings and app config', () => {
         maintenanceWindowDay: 'wednesday',
         maintenanceWindowTime: '04:30',
         oidcEnabled: true,
+        pythonAnalysisEnabled: true,
       });
       expect(res.body.auditLogEnabledTimestamp).toBeGreaterThan(0);
       expect(

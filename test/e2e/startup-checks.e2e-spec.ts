@@ -10,6 +10,8 @@ const production = () => ({
   NODE_ENV: 'production',
   SECRETS_KEY: randomBytes(32).toString('base64'),
   LOG_LEVEL: 'info',
+  // Production keeps warm Python processes by default; each costs seconds of CPU to start.
+  PYTHON_POOL_SIZE: '0',
 });
 
 describe('start-up checks of the API process', () => {

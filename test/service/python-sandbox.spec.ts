@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { waitFor } from '../support/factories.js';
 import {
   PythonSandbox,
   PythonSandboxError,
@@ -374,6 +375,26 @@ describe('the pool', () => {
       expect(processesOf(pool)).toEqual([]);
       expect(pool.available()).toBe('The Python sandbox is closed');
       await expect(pool.run('print(1)', [])).rejects.toMatchObject({ code: 'sandbox_closed' });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('keeps no child warm with poolSize 0: a run starts its own, and none is left after it', async () => {
+    const pool = new PythonSandbox({ poolSize: 0 });
+    try {
+      await pool.whenWarm();
+      expect(processesOf(pool)).toEqual([]);
+      expect(await pool.run('output = len(rows)', [1, 2])).toEqual({ stdout: '', stderr: '', outputData: 2 });
+      expect(pool.stats()).toMatchObject({ started: 1, warm: 0, starting: 0, running: 0 });
+      // The single-use child exits once it has answered; no other is started.
+      expect(
+        await waitFor(
+          () => Promise.resolve(processesOf(pool)),
+          (pids) => pids.length === 0,
+        ),
+      ).toEqual([]);
+      expect(pool.stats().started).toBe(1);
     } finally {
       await pool.close();
     }

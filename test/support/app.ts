@@ -57,6 +57,8 @@ export function testConfig(
     SECRETS_KEY: randomBytes(32).toString('base64'),
     // Each app keeps its deployments' git repositories in a directory of its own.
     REPOS_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'platform-repos-')),
+    // No warm Python process (each costs seconds of CPU to start); python-run tests ask for one.
+    PYTHON_POOL_SIZE: '0',
     ...env,
   });
 }

@@ -12,6 +12,8 @@ export interface EmbedPrincipal {
   /** When the session named one dashboard, the only one the token may open. */
   publicDashboardId: string | null;
   creatorMode: boolean;
+  /** The session's `securityContext`: what queries of the user's data run as (row-level security). */
+  securityContext: Record<string, unknown> | null;
 }
 
 /** The claims an embed token carries besides the registered ones (`sub` is the embed user id). */

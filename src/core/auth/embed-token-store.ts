@@ -5,7 +5,11 @@ export interface ActiveEmbedSession {
   embedUserId: number;
   externalId: string;
   deploymentId: number;
-  context: { publicDashboardId?: string | null; creatorMode?: boolean | null };
+  context: {
+    publicDashboardId?: string | null;
+    creatorMode?: boolean | null;
+    securityContext?: Record<string, unknown> | null;
+  };
 }
 
 /**

@@ -86,6 +86,7 @@ export class EmbedTokensService {
       sessionId: claims.sid,
       publicDashboardId: row.context.publicDashboardId ?? null,
       creatorMode: row.context.creatorMode === true,
+      securityContext: row.context.securityContext ?? null,
     };
   }
 

@@ -38,6 +38,11 @@ export interface QueueConfig {
   relayIntervalMs: number;
   /** Seconds a started job (and the run it claimed) may go without a heartbeat before it is recovered. */
   jobLeaseSeconds: number;
+  /**
+   * How late a schedule's firing may still run: after downtime only the latest missed occurrence
+   * fires, and only when it is at most this many seconds old (JOB_SCHEDULE_GRACE_SECONDS).
+   */
+  scheduleGraceSeconds: number;
 }
 
 export interface HttpConfig {
@@ -97,8 +102,72 @@ export interface DbtSyncConfig {
   gitTimeoutMs: number;
 }
 
+/** How scheduled notifications are mailed (src/modules/notifications/delivery). */
+export interface MailConfig {
+  /**
+   * The SMTP server (SMTP_URL: `smtp://user:pass@host:587`, `smtps://` for TLS from the first
+   * byte). A secret: it holds the password, so it is never logged or repeated in a message. Null:
+   * mail is not configured, and every delivery fails saying so.
+   */
+  smtpUrl: string | null;
+  /** The sender of every notification (SMTP_FROM); set whenever {@link smtpUrl} is. */
+  from: string | null;
+  /** Bound of connecting, of the server's greeting and of each silence of the socket, ms. */
+  timeoutMs: number;
+}
+
+/** How dashboards are rendered to PDF or PNG for notifications (headless Chromium). */
+export interface RenderingConfig {
+  /** The Chromium executable (CHROMIUM_PATH; Debian's package: `/usr/bin/chromium`). */
+  chromiumPath: string;
+  /** Longest one rendering may take, browser start included, ms. */
+  timeoutMs: number;
+}
+
 export const DBT_GIT_PROTOCOLS = ['https', 'http', 'ssh', 'git', 'file'] as const;
+
+/** Scheduled notifications (src/modules/notifications). */
+export interface NotificationsConfig {
+  /**
+   * The link to a dashboard in the product that notification emails carry (DASHBOARD_URL_TEMPLATE),
+   * with `{deploymentId}`, `{dashboardId}`, `{publicId}` and `{workbookId}` filled in. Null: no link.
+   */
+  dashboardUrlTemplate: string | null;
+}
+
+/** How this service queries deployments' Core Data APIs (src/modules/data-api). */
+export interface DataApiConfig {
+  /**
+   * The data API address of a deployment, `{deploymentId}` and `{accountId}` to fill in
+   * (DATA_API_URL_TEMPLATE); the client appends `/cubejs-api/v1/...`. Null: the deployment's own
+   * `deploymentUrl`.
+   */
+  urlTemplate: string | null;
+  /** Longest one request to a data API may take, answer included, ms. */
+  timeoutMs: number;
+  /** How long a query answered `Continue wait` keeps being repeated before giving up, ms. */
+  waitMs: number;
+  /** Largest answer read from a data API, bytes. */
+  maxBytes: number;
+}
 export type DbtGitProtocol = (typeof DBT_GIT_PROTOCOLS)[number];
+
+/** How reports' Python runs (src/modules/python-runs): the sandbox pool and the result cache. */
+export interface PythonRunsConfig {
+  /**
+   * Warm sandboxed processes the API keeps ready (PYTHON_POOL_SIZE; default 2 in production, 0
+   * elsewhere). 0: none is kept, and each run starts its own (paying Pyodide's start).
+   */
+  poolSize: number;
+  /** A run's kill timer, from when the code is handed over, ms. */
+  timeoutMs: number;
+  /** A run's memory cap (the process's data limit), MB. */
+  memoryMb: number;
+  /** How long a successful result is reused for the same report, code, SQL and user, s; 0: never. */
+  cacheSeconds: number;
+  /** The bubblewrap program: a path, or a name looked for in the system's directories. */
+  bwrapPath: string;
+}
 
 /** The GitHub App this service acts as, and the API it talks to. */
 export interface GitHubConfig {
@@ -198,6 +267,21 @@ export const ENV_KEYS = [
   'KUBERNETES_NAMESPACE',
   'KUBERNETES_SERVICE_HOST',
   'KUBERNETES_SERVICE_PORT',
+  'SMTP_URL',
+  'SMTP_FROM',
+  'SMTP_TIMEOUT_MS',
+  'CHROMIUM_PATH',
+  'RENDER_TIMEOUT_MS',
+  'DATA_API_URL_TEMPLATE',
+  'DATA_API_TIMEOUT_MS',
+  'DATA_API_WAIT_MS',
+  'DATA_API_MAX_BYTES',
+  'DASHBOARD_URL_TEMPLATE',
+  'PYTHON_POOL_SIZE',
+  'PYTHON_RUN_TIMEOUT_MS',
+  'PYTHON_RUN_MEMORY_MB',
+  'PYTHON_RUN_CACHE_SECONDS',
+  'PYTHON_BWRAP_PATH',
 ] as const satisfies readonly (keyof EnvSchema)[];
 
 export class ConfigError extends Error {}
@@ -234,6 +318,11 @@ export class AppConfig {
   readonly github: GitHubConfig;
   readonly runtime: RuntimeConfig;
   readonly dbtSync: DbtSyncConfig;
+  readonly mail: MailConfig;
+  readonly rendering: RenderingConfig;
+  readonly dataApi: DataApiConfig;
+  readonly notifications: NotificationsConfig;
+  readonly pythonRuns: PythonRunsConfig;
 
   constructor(
     readonly role: ProcessRole,
@@ -283,6 +372,7 @@ export class AppConfig {
       enqueueTimeoutMs: env.QUEUE_ENQUEUE_TIMEOUT_MS ?? 2000,
       relayIntervalMs: env.OUTBOX_RELAY_INTERVAL_MS ?? 5000,
       jobLeaseSeconds: env.JOB_LEASE_SECONDS ?? 300,
+      scheduleGraceSeconds: env.JOB_SCHEDULE_GRACE_SECONDS ?? 3600,
     };
     this.http = {
       port: env.PORT ?? 3000,
@@ -358,12 +448,58 @@ export class AppConfig {
       manifestMaxBytes: env.DBT_MANIFEST_MAX_BYTES ?? 50 * 1024 * 1024,
       gitTimeoutMs: env.DBT_GIT_TIMEOUT_MS ?? 120_000,
     };
+    this.dataApi = {
+      urlTemplate: parseDataApiUrlTemplate(env.DATA_API_URL_TEMPLATE),
+      timeoutMs: env.DATA_API_TIMEOUT_MS ?? 30_000,
+      waitMs: env.DATA_API_WAIT_MS ?? 60_000,
+      maxBytes: env.DATA_API_MAX_BYTES ?? 32 * 1024 * 1024,
+    };
+    this.notifications = { dashboardUrlTemplate: env.DASHBOARD_URL_TEMPLATE?.trim() || null };
+    this.pythonRuns = {
+      poolSize: env.PYTHON_POOL_SIZE ?? (this.env === 'production' ? 2 : 0),
+      timeoutMs: env.PYTHON_RUN_TIMEOUT_MS ?? 10_000,
+      memoryMb: env.PYTHON_RUN_MEMORY_MB ?? 1024,
+      cacheSeconds: env.PYTHON_RUN_CACHE_SECONDS ?? 60,
+      bwrapPath: env.PYTHON_BWRAP_PATH ?? 'bwrap',
+    };
+    this.mail = mailConfig(env);
+    this.rendering = {
+      chromiumPath: env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      timeoutMs: env.RENDER_TIMEOUT_MS ?? 30_000,
+    };
     refuseUnreachableHttps(this);
   }
 
   get embedded(): boolean {
     return this.database.url === null;
   }
+}
+
+/**
+ * `SMTP_URL` and `SMTP_FROM` go together. The URL is a secret: no message here repeats it, nor
+ * any part of it.
+ */
+function mailConfig(env: EnvSchema): MailConfig {
+  const timeoutMs = env.SMTP_TIMEOUT_MS ?? 30_000;
+  if (env.SMTP_URL === undefined && env.SMTP_FROM === undefined) {
+    return { smtpUrl: null, from: null, timeoutMs };
+  }
+  if (env.SMTP_URL === undefined || env.SMTP_FROM === undefined) {
+    throw new ConfigError('Invalid configuration:\n  SMTP_URL and SMTP_FROM must be set together');
+  }
+  let host = '';
+  try {
+    host = new URL(env.SMTP_URL).hostname;
+  } catch {
+    host = '';
+  }
+  if (host === '') {
+    throw new ConfigError(
+      'Invalid configuration:\n  SMTP_URL must be an smtp:// or smtps:// URL with a host ' +
+        '(smtp://user:password@host:587); user and password percent-encoded',
+    );
+  }
+  return { smtpUrl: env.SMTP_URL, from: env.SMTP_FROM, timeoutMs };
 }
 
 /**
@@ -401,6 +537,34 @@ function runtimeConfig(env: EnvSchema): RuntimeConfig {
       namespace: env.KUBERNETES_NAMESPACE ?? null,
     },
   };
+}
+
+/**
+ * `DATA_API_URL_TEMPLATE`: an http(s) base address with no query or fragment, in which
+ * `{deploymentId}` and `{accountId}` are the only placeholders (none is needed: one address for
+ * every deployment). A trailing slash is dropped.
+ */
+function parseDataApiUrlTemplate(value: string | undefined): string | null {
+  if (value === undefined) return null;
+  const template = value.trim().replace(/\/+$/, '');
+  const unknown = [...template.matchAll(/\{([^}]*)\}/g)]
+    .map((m) => m[1])
+    .filter((name) => name !== 'deploymentId' && name !== 'accountId');
+  let url: URL | null = null;
+  try {
+    url = new URL(template.replaceAll('{deploymentId}', '1').replaceAll('{accountId}', '1'));
+  } catch {
+    url = null;
+  }
+  const plain = url && !url.username && !url.password && !url.search && !url.hash;
+  if (unknown.length > 0 || !url || !plain || !['http:', 'https:'].includes(url.protocol)) {
+    throw new ConfigError(
+      'Invalid configuration:\n  DATA_API_URL_TEMPLATE must be an http:// or https:// address without ' +
+        'credentials, query or fragment, with `{deploymentId}` and `{accountId}` as its only placeholders ' +
+        '(e.g. https://{deploymentId}.data.example.com)',
+    );
+  }
+  return template;
 }
 
 /** `WORKER_QUEUES`: queue names separated by commas; an unknown name is refused at start-up. */

@@ -54,6 +54,7 @@ export class EnvSchema {
   @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(30000) QUEUE_ENQUEUE_TIMEOUT_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(600000) OUTBOX_RELAY_INTERVAL_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(5) @Max(86400) JOB_LEASE_SECONDS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(604800) JOB_SCHEDULE_GRACE_SECONDS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(10) @Max(60000) REPORT_VIEW_FLUSH_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(100000000) EMBED_USERS_MAX?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(60000) PRINCIPAL_CACHE_TTL_MS?: number;
@@ -152,4 +153,37 @@ export class EnvSchema {
   /** Set by Kubernetes in every pod: where the cluster's API server is (in-cluster configuration). */
   @IsOptional() @IsString() KUBERNETES_SERVICE_HOST?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(65535) KUBERNETES_SERVICE_PORT?: number;
+
+  /** A secret (it holds the SMTP password): the messages below never repeat the value. */
+  @IsOptional()
+  @Matches(/^smtps?:\/\/[^\s]+$/, { message: 'SMTP_URL must be an smtp:// or smtps:// URL' })
+  SMTP_URL?: string;
+  @IsOptional()
+  @Matches(/^([^<>\r\n]*<[^\s<>@]+@[^\s<>@]+>|[^\s<>@]+@[^\s<>@]+)$/, {
+    message: 'SMTP_FROM must be an address, or a name and an address (Reports <reports@example.com>)',
+  })
+  SMTP_FROM?: string;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1000) @Max(600000) SMTP_TIMEOUT_MS?: number;
+  @IsOptional() @IsString() @MinLength(1) CHROMIUM_PATH?: string;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1000) @Max(600000) RENDER_TIMEOUT_MS?: number;
+
+  /** A deployment's Core Data API address, `{deploymentId}` and `{accountId}` filled in; checked in AppConfig. */
+  @IsOptional() @IsString() DATA_API_URL_TEMPLATE?: string;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(600000) DATA_API_TIMEOUT_MS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(3600000) DATA_API_WAIT_MS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1024) @Max(1073741824) DATA_API_MAX_BYTES?: number;
+
+  /** The dashboard link of notification emails; `{deploymentId}`, `{dashboardId}`, `{publicId}`, `{workbookId}`. */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s]+$/, {
+    message: 'DASHBOARD_URL_TEMPLATE must be an http:// or https:// address',
+  })
+  DASHBOARD_URL_TEMPLATE?: string;
+
+  /** Python report runs (src/modules/python-runs). */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(32) PYTHON_POOL_SIZE?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(300000) PYTHON_RUN_TIMEOUT_MS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(256) @Max(16384) PYTHON_RUN_MEMORY_MB?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(86400) PYTHON_RUN_CACHE_SECONDS?: number;
+  @IsOptional() @IsString() @MinLength(1) PYTHON_BWRAP_PATH?: string;
 }

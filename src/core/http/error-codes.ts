@@ -86,6 +86,7 @@ export const ERROR_CODES = {
   oauth_integration_not_found: { status: 404, meaning: 'No such OAuth integration.' },
   oauth_token_not_found: { status: 404, meaning: 'The caller holds no token for that OAuth integration.' },
   oidc_token_config_not_found: { status: 404, meaning: 'No such OIDC token config.' },
+  notification_not_found: { status: 404, meaning: 'No such scheduled notification of the deployment.' },
   pod_not_found: {
     status: 404,
     meaning: 'No such pod of the deployment (with no runtime configured: no such job run of the deployment).',
@@ -172,6 +173,32 @@ export const ERROR_CODES = {
     status: 502,
     meaning:
       'The deployment runtime refused this service’s credentials or permissions (401, 403) or failed; the message gives its status.',
+  },
+
+  // A deployment's Core Data API (its data, queried by this service).
+  data_api_not_configured: {
+    status: 409,
+    meaning:
+      'The deployment has no `CUBEJS_API_SECRET` environment variable to sign data API tokens with; set it with `PUT .../env-vars`.',
+  },
+  data_api_unavailable: {
+    status: 503,
+    meaning:
+      'The deployment’s data API could not be reached, was overloaded, or did not answer within `DATA_API_TIMEOUT_MS`; retry shortly.',
+  },
+  data_api_timeout: {
+    status: 504,
+    meaning:
+      'The deployment’s data API was still computing (`Continue wait`) after `DATA_API_WAIT_MS`; retry later.',
+  },
+  data_api_failed: {
+    status: 502,
+    meaning:
+      'The deployment’s data API failed, refused this service’s token, or answered something unreadable or larger than `DATA_API_MAX_BYTES`; the message gives its status.',
+  },
+  data_api_query_invalid: {
+    status: 400,
+    meaning: 'The deployment’s data API refused the query; the message carries its reason.',
   },
 
   // Data model (git).
@@ -277,6 +304,18 @@ export const ERROR_CODES = {
     meaning: 'The sync committed its files to its branch (`output: branch`): read them from the branch.',
   },
 
+  // Scheduled notifications.
+  unsupported_recipient_type: {
+    status: 400,
+    meaning:
+      'A notification recipient of type `SLACK`: only `USER` and `EMBED_USER` recipients are supported.',
+  },
+  invalid_notification_recipient: {
+    status: 400,
+    meaning:
+      'A notification recipient does not resolve (no such user of the account, missing fields of its type, or no valid email); nothing was written.',
+  },
+
   // Workspace: folders, workbooks, dashboards.
   folder_not_empty: { status: 400, meaning: 'The folder still has sub-folders.' },
   folder_too_deep: { status: 400, meaning: 'Folders would nest deeper than allowed.' },
@@ -350,6 +389,32 @@ export const ERROR_CODES = {
     meaning: 'An embed access update names more or less than one target.',
   },
   no_published_dashboard: { status: 400, meaning: 'The workbook has no published dashboard.' },
+
+  // Python report runs (POST /embed/dashboard/{publicId}/python-run).
+  python_analysis_disabled: {
+    status: 403,
+    meaning: 'Python analysis is off for the account (tenant setting `pythonAnalysisEnabled`).',
+  },
+  report_version_mismatch: {
+    status: 403,
+    meaning:
+      '`reportVersionId` is not one of the dashboard’s published report snapshots, or not a snapshot of `reportId`.',
+  },
+  report_has_no_python: { status: 400, meaning: 'The report snapshot has no `pythonCode` to run.' },
+  python_input_too_large: {
+    status: 400,
+    meaning: 'The rows the query returned and the code take more than 16 MiB as JSON; narrow the query.',
+  },
+  python_sandbox_unavailable: {
+    status: 503,
+    meaning:
+      'Python cannot run here: the sandbox (bubblewrap) cannot be set up on this host, or its processes fail to start; the log says why. Code never runs unsandboxed.',
+  },
+  python_sandbox_busy: {
+    status: 503,
+    meaning:
+      'Too many Python runs at once in this process, or no Python process became ready in time; retry shortly.',
+  },
 
   // Settings and user attributes.
   user_attribute_name_taken: { status: 409, meaning: 'A user attribute with that name exists.' },

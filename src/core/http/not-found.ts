@@ -21,6 +21,7 @@ const KINDS = {
   GitHubInstallation: 'github_installation_not_found',
   GitHubRepository: 'github_repository_not_found',
   Group: 'group_not_found',
+  Notification: 'notification_not_found',
   OAuthIntegration: 'oauth_integration_not_found',
   OAuthToken: 'oauth_token_not_found',
   OidcTokenConfig: 'oidc_token_config_not_found',

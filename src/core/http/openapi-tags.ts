@@ -51,6 +51,12 @@ export const API_TAGS = [
       'Reports (saved queries) and their placements: connect a report to a workbook, disconnect it, refresh it.',
   },
   {
+    name: 'Notifications',
+    description:
+      'Scheduled notifications: a published dashboard mailed to console and embed users on a schedule, with ' +
+      'the reports’ tables and a PDF or PNG of the dashboard; their recipients and deliveries.',
+  },
+  {
     name: 'Users',
     description:
       'Console users of the account: the caller, listing, admin create, update, delete and direct grants.',

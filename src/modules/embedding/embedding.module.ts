@@ -31,8 +31,11 @@ import { WorkbookEmbedAccess } from './entities/workbook-embed-access.entity.js'
  * generate-session, always through `EmbedUsersService.apply`), tenant groups, embed sessions
  * and tokens, and which embed audiences may open a workbook's published dashboard.
  *
- * Global for one export only: core/auth verifies embed tokens through {@link EmbedTokenStore},
- * which this module implements over its sessions (core never imports a module).
+ * Global for one export: core/auth verifies embed tokens through {@link EmbedTokenStore},
+ * which this module implements over its sessions (core never imports a module). It also exports
+ * {@link EmbedAccessService}, so python runs authorise a dashboard exactly as its GET does, and
+ * {@link EmbedTenantsService} and {@link EmbedUsersService}, so notifications provision embed-user
+ * recipients through `EmbedUsersService.apply` like every other path.
  */
 @Global()
 @Module({
@@ -64,6 +67,6 @@ import { WorkbookEmbedAccess } from './entities/workbook-embed-access.entity.js'
     EmbedSessionsService,
     EmbedAccessService,
   ],
-  exports: [EmbedTokenStore],
+  exports: [EmbedTokenStore, EmbedAccessService, EmbedTenantsService, EmbedUsersService],
 })
 export class EmbeddingModule {}

@@ -19,6 +19,7 @@ export interface ReportRow {
   title: string | null;
   jsonQuery: string | null;
   sqlQuery: string | null;
+  pythonCode: string | null;
   meta: Record<string, unknown> | null;
   pivotItems: ReportDto['pivotItems'];
   refreshedBy: number | null;
@@ -101,6 +102,7 @@ export function toReport(row: ReportRow, access: ReportAccess): ReportDto {
     folderPath: row.folderPath,
     jsonQuery: row.jsonQuery,
     sqlQuery: row.sqlQuery,
+    pythonCode: row.pythonCode,
     meta: row.meta,
     pivotItems: row.pivotItems,
     refreshedBy: row.refreshedBy,

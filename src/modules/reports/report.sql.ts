@@ -15,7 +15,7 @@ export function reportSelectSql(where: string, tail = ''): string {
 SELECT r.id, r.public_id AS "publicId", r.deployment_id AS "deploymentId", r.user_id AS "userId",
   ${resourceOwnerSql('o')} AS "user", ${resourceOwnerSql('rb')} AS "refreshedByUser",
   r.name, r.created_at AS "createdAt", r.updated_at AS "updatedAt", r.created_by AS "createdBy",
-  r.description, r.title, r.json_query AS "jsonQuery", r.sql_query AS "sqlQuery", r.meta,
+  r.description, r.title, r.json_query AS "jsonQuery", r.sql_query AS "sqlQuery", r.python_code AS "pythonCode", r.meta,
   r.pivot_items AS "pivotItems", r.refreshed_by AS "refreshedBy", r.source, r.version,
   r.workbook_id AS "workbookId", r.folder_id AS "folderId",
   ${folderPathSql('f')} AS "folderPath",

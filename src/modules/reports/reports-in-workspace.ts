@@ -79,6 +79,12 @@ export class ReportsInWorkspace implements WorkspaceContentKind, OnModuleInit {
     return this.reports.remove(actor, deploymentId, id);
   }
 
+  /** The reports of the workbook, as a publish of its dashboard snapshots them. */
+  snapshotSql(workbookId: string): string {
+    return `SELECT r.id, r.version, r.name, r.title, r.description, r.sql_query, r.json_query, r.python_code, r.meta
+      FROM reports r WHERE r.workbook_id = ${workbookId} ORDER BY r.id`;
+  }
+
   /** The reports go with the workbook by foreign key; the grants on them go here. */
   async workbookDeleting(accountId: number, workbookId: number): Promise<void> {
     await this.access.forget(accountId, 'Report', await this.repository.idsInWorkbook(workbookId));

@@ -20,6 +20,7 @@ export const DEFINITION_COLUMNS = {
   description: 'description',
   jsonQuery: 'json_query',
   sqlQuery: 'sql_query',
+  pythonCode: 'python_code',
   meta: 'meta',
   pivotItems: 'pivot_items',
   workbookId: 'workbook_id',
@@ -47,6 +48,7 @@ export interface NewReport {
   description: string | null;
   jsonQuery: string | null;
   sqlQuery: string | null;
+  pythonCode?: string | null;
   meta: unknown;
   pivotItems: unknown;
   source: string | null;
@@ -188,10 +190,10 @@ export class ReportsRepository {
   async insert(r: NewReport): Promise<number> {
     const row = await this.db.one<{ id: number }>(
       `INSERT INTO reports (account_id, deployment_id, public_id, folder_id, workbook_id, name, title, description,
-         json_query, sql_query, meta, pivot_items, source, user_id, created_by)
+         json_query, sql_query, python_code, meta, pivot_items, source, user_id, created_by)
        VALUES (:accountId, :deploymentId, :publicId, :folderId, :workbookId, :name, :title, :description,
-         :jsonQuery, :sqlQuery, :meta, :pivotItems, :source, :userId, :userId) RETURNING id`,
-      { ...r },
+         :jsonQuery, :sqlQuery, :pythonCode, :meta, :pivotItems, :source, :userId, :userId) RETURNING id`,
+      { ...r, pythonCode: r.pythonCode ?? null },
     );
     return row!.id;
   }
@@ -292,10 +294,11 @@ export class ReportsRepository {
     if (reports.length > 0) {
       await this.db.query(
         `INSERT INTO reports (id, account_id, deployment_id, public_id, folder_id, workbook_id, name, title,
-           description, json_query, sql_query, meta, pivot_items, source, version, user_id, created_by)
+           description, json_query, sql_query, python_code, meta, pivot_items, source, version, user_id, created_by)
          SELECT c.new_id, r.account_id, r.deployment_id, c.public_id,
                 CASE WHEN r.folder_id IS NULL THEN NULL ELSE :folderId::int END, :workbookId, r.name, r.title,
-                r.description, r.json_query, r.sql_query, r.meta, r.pivot_items, r.source, 1, :userId, :userId
+                r.description, r.json_query, r.sql_query, r.python_code, r.meta, r.pivot_items, r.source, 1, :userId,
+                :userId
          FROM unnest(:oldIds::int[], :newIds::int[], :publicIds::text[]) AS c(old_id, new_id, public_id)
          JOIN reports r ON r.id = c.old_id`,
         {

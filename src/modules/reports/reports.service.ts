@@ -108,6 +108,7 @@ export class ReportsService implements OnModuleInit {
         description: dto.description ?? null,
         jsonQuery: dto.jsonQuery ?? null,
         sqlQuery: dto.sqlQuery ?? null,
+        pythonCode: dto.pythonCode ?? null,
         meta: dto.meta ?? null,
         pivotItems: dto.pivotItems ?? null,
         source: dto.source ?? null,

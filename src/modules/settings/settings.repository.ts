@@ -21,6 +21,7 @@ export interface SettingsRow {
   sheetsAgentChatEnabled: boolean;
   sheetsUi: AppConfigDto['sheetsUi'];
   timezoneSettings: AppConfigDto['timezoneSettings'];
+  pythonAnalysisEnabled: boolean;
 }
 
 /** A field to set and its value (jsonb fields as JSON text, or null). */
@@ -47,6 +48,7 @@ const FIELDS: Record<
   sheetsAgentChatEnabled: ['sheets_agent_chat_enabled', 'boolean'],
   sheetsUi: ['sheets_ui', 'jsonb'],
   timezoneSettings: ['timezone_settings', 'jsonb'],
+  pythonAnalysisEnabled: ['python_analysis_enabled', 'boolean'],
 };
 
 const SELECT_COLUMNS = Object.entries(FIELDS)

@@ -22,6 +22,7 @@ const DEFAULTS: SettingsRow = {
   sheetsAgentChatEnabled: false,
   sheetsUi: null,
   timezoneSettings: null,
+  pythonAnalysisEnabled: false,
 };
 
 /**
@@ -48,11 +49,17 @@ export class SettingsService {
       'maintenanceWindowDay',
       'maintenanceWindowTime',
       'oidcEnabled',
+      'pythonAnalysisEnabled',
     ] as const) {
       const value = dto[field];
       if (value !== undefined && value !== null) changes.push([field, value]);
     }
     return toTenantSettings(await this.write(actor.accountId, changes));
+  }
+
+  /** Whether embed users of the account may run reports' Python (off by default). */
+  async pythonAnalysisEnabled(accountId: number): Promise<boolean> {
+    return (await this.read(accountId)).pythonAnalysisEnabled;
   }
 
   async getAppConfig(actor: Principal): Promise<AppConfigDto> {
@@ -97,6 +104,7 @@ function toTenantSettings(row: SettingsRow): TenantSettingsDto {
     maintenanceWindowDay: row.maintenanceWindowDay,
     maintenanceWindowTime: row.maintenanceWindowTime,
     oidcEnabled: row.oidcEnabled,
+    pythonAnalysisEnabled: row.pythonAnalysisEnabled,
   };
 }
 

@@ -13,6 +13,7 @@ import {
 } from './dto/dashboard.dto.js';
 import { workbooksError } from './workbooks.errors.js';
 import { notFound, WorkbookLookup, type Json } from './workbooks.shared.js';
+import { WorkspaceContent } from './workspace-content.js';
 
 /**
  * The dashboards of a workbook: the draft saved on the workbook row and the published dashboard
@@ -24,6 +25,7 @@ export class DashboardsService {
     private readonly db: Database,
     private readonly dashboards: DashboardsRepository,
     private readonly lookup: WorkbookLookup,
+    private readonly content: WorkspaceContent,
   ) {}
 
   /**
@@ -59,6 +61,7 @@ export class DashboardsService {
   /**
    * Publishes `config`, or the current draft when it is omitted: the first publish creates the
    * dashboard with a fresh public id, later ones replace its config and bump `versionNumber`.
+   * Either way the reports of the workbook are snapshotted anew, in the same unit of work.
    */
   async publish(
     actor: Principal,
@@ -87,24 +90,33 @@ export class DashboardsService {
           `Dashboard ${dto.dashboardId} is not the published dashboard of this workbook`,
         );
       }
+      let id: number;
       if (existing) {
         await this.dashboards.republish(existing.id, {
           config,
           title: dto.title,
           allowEmbed: dto.allowEmbed ?? null,
         });
-        return existing.id;
+        id = existing.id;
+      } else {
+        id = await this.dashboards.insert({
+          accountId: actor.accountId,
+          deploymentId,
+          workbookId,
+          publicId: randomPublicId(),
+          title: dto.title ?? null,
+          config,
+          allowEmbed: dto.allowEmbed ?? false,
+          userId: actor.userId,
+        });
       }
-      return this.dashboards.insert({
-        accountId: actor.accountId,
-        deploymentId,
-        workbookId,
-        publicId: randomPublicId(),
-        title: dto.title ?? null,
-        config,
-        allowEmbed: dto.allowEmbed ?? false,
-        userId: actor.userId,
-      });
+      // The reports of the workbook as they are now: what this version shows and runs.
+      const sources = this.content.all().flatMap((kind) => kind.snapshotSql?.(':workbookId') ?? []);
+      await this.dashboards.replaceSnapshots(
+        { accountId: actor.accountId, dashboardId: id, workbookId },
+        sources,
+      );
+      return id;
     });
     return this.dashboards.get(dashboardId);
   }

@@ -92,7 +92,7 @@ export class WorkbookCopyService {
     if (source.draft) await this.workbooks.setDraft(copyId, repointReportIds(source.draft, ids));
     const dashboard = await this.dashboards.publishedOf(sourceId);
     if (dashboard) {
-      await this.dashboards.insert({
+      const copy = await this.dashboards.insert({
         accountId: actor.accountId,
         deploymentId,
         workbookId: copyId,
@@ -102,6 +102,8 @@ export class WorkbookCopyService {
         allowEmbed: false,
         userId: actor.userId,
       });
+      // The copy shows what the source's dashboard showed, re-pointed at the copied reports.
+      await this.dashboards.copySnapshots(dashboard.id, copy, ids);
     }
     return copyId;
   }

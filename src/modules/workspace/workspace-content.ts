@@ -70,6 +70,13 @@ export interface WorkspaceContentKind {
     sourceId: number,
     copy: { id: number; folderId: number | null },
   ): Promise<Map<number, number>>;
+  /**
+   * What a publish of the workbook's dashboard snapshots of this content, if anything: a
+   * `SELECT report_id, version_number, name, title, description, sql_query, json_query,
+   * python_code, meta` (those columns, in that order) of the items held by the workbook whose id
+   * is the SQL expression `workbookId`, in the order to show them.
+   */
+  snapshotSql?(workbookId: string): string;
 }
 
 /** Where content kinds register (at module init); the workspace services read them here. */

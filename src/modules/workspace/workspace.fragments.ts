@@ -46,6 +46,16 @@ export function folderRefs(chain: Array<number | null> | null): Array<{ type: 'F
 }
 
 /**
+ * The `reportSnapshots` of the dashboard joined as `d`, as a JSON array (ReportSnapshot shapes, in
+ * the order they were taken): the reports of its workbook as its last publish took them.
+ */
+export const reportSnapshotsJsonSql = (d: string): string =>
+  `COALESCE((SELECT json_agg(json_build_object('id', rs.id, 'reportId', rs.report_id,
+     'versionNumber', rs.version_number, 'name', rs.name, 'title', rs.title, 'description', rs.description,
+     'kind', NULL, 'sqlQuery', rs.sql_query, 'pythonCode', rs.python_code, 'meta', rs.meta) ORDER BY rs.id)
+   FROM report_snapshots rs WHERE rs.dashboard_id = ${d}.id), '[]'::json)`;
+
+/**
  * A published dashboard as JSON (the Dashboard shape), from the `dashboards` row joined as `d`;
  * NULL without one. The same text as `DASHBOARD_JSON` of workbooks.shared.ts, as a function of the
  * alias (importing that file here would close an import cycle).
@@ -53,8 +63,8 @@ export function folderRefs(chain: Array<number | null> | null): Array<{ type: 'F
 export const dashboardJsonSql = (d: string): string =>
   `CASE WHEN ${d}.id IS NULL THEN NULL ELSE json_build_object('id', ${d}.id, 'publicId', ${d}.public_id,
   'deploymentId', ${d}.deployment_id, 'workbookId', ${d}.workbook_id, 'status', ${d}.status, 'allowEmbed', ${d}.allow_embed,
-  'config', ${d}.config, 'versionNumber', ${d}.version_number, 'versionId', ${d}.id, 'reportSnapshots', '[]'::json,
-  'title', ${d}.title, 'createdBy', ${d}.created_by) END`;
+  'config', ${d}.config, 'versionNumber', ${d}.version_number, 'versionId', ${d}.id,
+  'reportSnapshots', ${reportSnapshotsJsonSql(d)}, 'title', ${d}.title, 'createdBy', ${d}.created_by) END`;
 
 /**
  * The dashboard published as `publicId` in `accountId` and `deploymentId` (the caller's SQL

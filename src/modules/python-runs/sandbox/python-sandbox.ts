@@ -30,7 +30,10 @@ import {
  */
 
 export interface PythonSandboxOptions {
-  /** Warm children kept ready (PYTHON_POOL_SIZE). Default 1. */
+  /**
+   * Warm children kept ready (PYTHON_POOL_SIZE). Default 1. With 0 none is kept: each run starts
+   * its own child when it asks for one (and pays Pyodide's start).
+   */
   poolSize?: number;
   /** A run's kill timer, from the job being sent (PYTHON_RUN_TIMEOUT_MS). Default 10 s. */
   timeoutMs?: number;
@@ -164,8 +167,8 @@ export class PythonSandbox {
       childScript: locateChildScript(),
       ...withoutUndefined(options),
     };
-    if (!(Number.isInteger(this.options.poolSize) && this.options.poolSize >= 1)) {
-      throw new RangeError('poolSize must be a positive integer');
+    if (!(Number.isInteger(this.options.poolSize) && this.options.poolSize >= 0)) {
+      throw new RangeError('poolSize must be an integer of 0 or more');
     }
   }
 
@@ -361,11 +364,14 @@ export class PythonSandbox {
     });
   }
 
-  /** Starts children until `poolSize` are warm or warming (not while backing off after failures). */
+  /**
+   * Starts children until `poolSize` are warm or warming, plus one per run waiting for a child
+   * (not while backing off after failures). At most `poolSize` (at least one) start at once.
+   */
   private fill(): void {
     if (this.state !== 'ready' || !this.layout || this.retryTimer) return;
     while (this.idle.length + this.warming < this.options.poolSize + this.waiters.length) {
-      if (this.warming >= this.options.poolSize) return;
+      if (this.warming >= Math.max(this.options.poolSize, 1)) return;
       this.spawn(this.layout);
     }
   }

@@ -12,6 +12,9 @@ export type ReportSort = (typeof REPORT_SORTS)[number];
 
 export const PUBLIC_ID_PATTERN = /^[0-9A-Za-z]{12}$/;
 
+/** The longest `pythonCode` a report may hold, in characters. */
+export const PYTHON_CODE_MAX_LENGTH = 100_000;
+
 export class PivotItemsInputDto {
   @ApiProperty({ type: [String] })
   @IsArray()
@@ -55,6 +58,15 @@ class ReportDefinitionInputDto {
   @StringField({ optional: true, nullable: true, maxLength: 10_000 }) description?: string | null;
   @StringField({ optional: true, nullable: true, maxLength: 1_000_000 }) jsonQuery?: string | null;
   @StringField({ optional: true, nullable: true, maxLength: 1_000_000 }) sqlQuery?: string | null;
+  @StringField({
+    optional: true,
+    nullable: true,
+    maxLength: PYTHON_CODE_MAX_LENGTH,
+    description:
+      'Python run over the rows of `sqlQuery` (`rows`: a list of dicts); what it prints and its `output` ' +
+      'variable are the result. Runs from a published dashboard (`POST /embed/dashboard/{publicId}/python-run`).',
+  })
+  pythonCode?: string | null;
   @ObjectField({ optional: true, nullable: true }) meta?: Record<string, unknown> | null;
   @NestedField(() => PivotItemsInputDto, { optional: true, nullable: true })
   pivotItems?: PivotItemsInputDto | null;
@@ -223,6 +235,8 @@ export class ReportDto {
   @ApiPropertyOptional({ type: [WorkspaceFolderPathEntryDto] }) folderPath: WorkspaceFolderPathEntryDto[];
   @ApiPropertyOptional({ type: String, nullable: true }) jsonQuery: string | null;
   @ApiPropertyOptional({ type: String, nullable: true }) sqlQuery: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'Python run over the rows of sqlQuery' })
+  pythonCode: string | null;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true })
   meta: Record<string, unknown> | null;
   @ApiPropertyOptional({ type: PivotItemsDto, nullable: true }) pivotItems: PivotItemsDto | null;

@@ -69,6 +69,9 @@ export class Report {
 
   @Column({ type: 'text', nullable: true }) sqlQuery: string | null;
 
+  /** The Python the report runs over its rows (a published snapshot's copy is what runs). */
+  @Column({ type: 'text', nullable: true }) pythonCode: string | null;
+
   @Column({ type: 'jsonb', nullable: true }) meta: Record<string, unknown> | null;
 
   @Column({ type: 'jsonb', nullable: true }) pivotItems: Record<string, unknown> | null;

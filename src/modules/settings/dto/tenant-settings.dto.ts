@@ -30,6 +30,11 @@ export class TenantSettingsDto {
   @ApiProperty({ enum: WEEKDAYS, enumName: 'MaintenanceWindowDay' }) maintenanceWindowDay: Weekday;
   @ApiProperty({ example: '02:00', description: '`HH:MM`, 24-hour' }) maintenanceWindowTime: string;
   @ApiProperty() oidcEnabled: boolean;
+  @ApiProperty({
+    description:
+      'Whether embed users may run reports’ Python (`POST /embed/dashboard/{publicId}/python-run`); off by default',
+  })
+  pythonAnalysisEnabled: boolean;
 }
 
 /** PUT /tenant/settings: a partial merge; omitted or null fields are left unchanged. */
@@ -50,4 +55,5 @@ export class TenantSettingsInputDto {
   })
   maintenanceWindowTime?: string | null;
   @BoolField({ optional: true, nullable: true }) oidcEnabled?: boolean | null;
+  @BoolField({ optional: true, nullable: true }) pythonAnalysisEnabled?: boolean | null;
 }

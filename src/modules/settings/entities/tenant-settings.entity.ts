@@ -62,6 +62,9 @@ export class TenantSettings {
 
   @Column({ type: 'jsonb', nullable: true }) timezoneSettings: Record<string, unknown> | null;
 
+  /** Whether embed users may run reports' Python (`POST /embed/dashboard/{publicId}/python-run`). */
+  @Column({ type: 'boolean', default: false }) pythonAnalysisEnabled: boolean;
+
   @CreateDateColumn({ type: 'timestamptz', precision: 3 }) createdAt: Date;
 
   @UpdateDateColumn({ type: 'timestamptz', precision: 3 }) updatedAt: Date;

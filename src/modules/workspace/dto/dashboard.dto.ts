@@ -226,11 +226,11 @@ export class WorkbookDashboardDto {
   dashboardPublished: DashboardConfigDto | null;
 }
 
-/** A report as the published dashboard shows it. */
+/** A report as the published dashboard shows it: a copy taken when the dashboard was published. */
 export class ReportSnapshotDto {
-  @ApiProperty() id: number;
+  @ApiProperty({ description: 'The snapshot; `reportVersionId` of a python run' }) id: number;
   @ApiProperty() reportId: number;
-  @ApiProperty() versionNumber: number;
+  @ApiProperty({ description: 'The report’s `version` when the snapshot was taken' }) versionNumber: number;
   @ApiProperty({ required: false, type: String, nullable: true }) name?: string | null;
   @ApiProperty({ required: false, type: String, nullable: true }) title?: string | null;
   @ApiProperty({ required: false, type: String, nullable: true }) description?: string | null;
@@ -242,6 +242,13 @@ export class ReportSnapshotDto {
   })
   kind?: string | null;
   @ApiProperty({ required: false, type: String, nullable: true }) sqlQuery?: string | null;
+  @ApiProperty({
+    required: false,
+    type: String,
+    nullable: true,
+    description: 'The Python a python run of this snapshot executes',
+  })
+  pythonCode?: string | null;
   @OptionalObject()
   meta?: Json | null;
 }
@@ -260,7 +267,8 @@ export class DashboardDto {
   @ApiProperty({
     type: ReportSnapshotDto,
     isArray: true,
-    description: 'Report snapshots are not kept yet: always empty',
+    description:
+      'The reports of the workbook as the last publish took them (each publish takes them anew, with new ids)',
   })
   reportSnapshots: ReportSnapshotDto[];
   @ApiProperty({ type: String, nullable: true }) title: string | null;

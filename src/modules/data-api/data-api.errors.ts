@@ -1,0 +1,15 @@
+import { errorsOf } from '../../core/http/api-error.js';
+
+/**
+ * What a query to a deployment's Core Data API fails with, besides `notFound('Deployment')`: no
+ * secret to sign its tokens with (409), a data API out of reach or too slow to answer (503), one
+ * still computing past the wait bound (504), one that fails, refuses our token or answers
+ * something unreadable or too large (502), and a query it refuses (400, with its reason).
+ */
+export const dataApiError = errorsOf(
+  'data_api_not_configured',
+  'data_api_unavailable',
+  'data_api_timeout',
+  'data_api_failed',
+  'data_api_query_invalid',
+);

@@ -1,0 +1,206 @@
+import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query, UseFilters } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Action } from '../../core/auth/action.js';
+import { CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
+import type { Principal } from '../../core/auth/principal.js';
+import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { IdParam } from '../../core/http/id.pipe.js';
+import type { Page } from '../../core/http/pagination.js';
+import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js';
+import {
+  CreateNotificationDto,
+  NotificationDto,
+  NotificationsListDto,
+  NotificationsQueryDto,
+  UpdateNotificationDto,
+} from './dto/notification.dto.js';
+import {
+  AddNotificationRecipientsDto,
+  NotificationDeliveriesListDto,
+  NotificationRecipientsListDto,
+  NotificationRecipientsMutationDto,
+  RecipientsQueryDto,
+  RemoveNotificationRecipientsDto,
+  type NotificationDeliveryDto,
+  type NotificationRecipientDto,
+} from './dto/recipient.dto.js';
+import { NotificationRecipientsService } from './notification-recipients.service.js';
+import { NotificationsService } from './notifications.service.js';
+
+const ADMIN_ONLY = 'Admin only.';
+
+@ApiTags('Notifications')
+@UseFilters(DeploymentScopeFilter)
+@RequireActions(Action.All)
+@Controller('api/v1/deployments/:deploymentId/notifications')
+export class NotificationsController {
+  constructor(
+    private readonly notifications: NotificationsService,
+    private readonly recipients: NotificationRecipientsService,
+  ) {}
+
+  @Get()
+  @ApiOperation({
+    summary: 'List scheduled notifications',
+    description:
+      `${ADMIN_ONLY} Newest first, cursor-paged. Filters: one dashboard (\`dashboardId\` or \`dashboardPublicId\`) ` +
+      'and one recipient (`recipientUserId`, `recipientEmail`, or `recipientEmbedTenantName` with ' +
+      '`recipientExternalId`); two identifiers of one dimension are a 400.',
+  })
+  @ApiOkResponse({ type: NotificationsListDto })
+  @ApiErrors('validation_failed', 'invalid_cursor', 'deployment_not_found')
+  getNotifications(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @Query() query: NotificationsQueryDto,
+  ): Promise<Page<NotificationDto>> {
+    return this.notifications.list(actor, deploymentId, query);
+  }
+
+  @Post()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Create a scheduled notification',
+    description:
+      `${ADMIN_ONLY} A recurring run of a published dashboard of the deployment (\`dashboardId\` or ` +
+      '`dashboardPublicId`, exactly one; another deployment’s is a 404), mailed to its recipients as an email ' +
+      'with the reports’ tables and the dashboard attached as PDF or PNG. The cadence is `scheduleType` with ' +
+      'its fields, or a five-field `customCron`, read in `timezone` (IANA, default UTC) across daylight-saving ' +
+      'changes; a cron that never fires is a 400. Created without recipients.',
+  })
+  @ApiOkResponse({ type: NotificationDto })
+  @ApiErrors('validation_failed', 'deployment_not_found', 'dashboard_not_found')
+  createNotification(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @Body() dto: CreateNotificationDto,
+  ): Promise<NotificationDto> {
+    return this.notifications.create(actor, deploymentId, dto);
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'Get a scheduled notification', description: ADMIN_ONLY })
+  @ApiOkResponse({ type: NotificationDto })
+  @ApiErrors('validation_failed', 'deployment_not_found', 'notification_not_found')
+  getNotification(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @IdParam('id') id: number,
+  ): Promise<NotificationDto> {
+    return this.notifications.get(actor, deploymentId, id);
+  }
+
+  @Put(':id')
+  @ApiOperation({
+    summary: 'Update a scheduled notification',
+    description:
+      `${ADMIN_ONLY} Any subset of the fields; omitted ones are unchanged and recipients are never touched. ` +
+      'A new schedule or time zone, or enabling it again, takes effect from now.',
+  })
+  @ApiOkResponse({ type: NotificationDto })
+  @ApiErrors('validation_failed', 'deployment_not_found', 'notification_not_found')
+  updateNotification(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @IdParam('id') id: number,
+    @Body() dto: UpdateNotificationDto,
+  ): Promise<NotificationDto> {
+    return this.notifications.update(actor, deploymentId, id, dto);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @ApiOperation({
+    summary: 'Delete a scheduled notification',
+    description: `${ADMIN_ONLY} With its recipients, runs, deliveries and schedule.`,
+  })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiErrors('validation_failed', 'deployment_not_found', 'notification_not_found')
+  async deleteNotification(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @IdParam('id') id: number,
+  ): Promise<void> {
+    await this.notifications.remove(actor, deploymentId, id);
+  }
+
+  @Get(':id/recipients')
+  @ApiOperation({ summary: 'List notification recipients', description: `${ADMIN_ONLY} Newest first.` })
+  @ApiOkResponse({ type: NotificationRecipientsListDto })
+  @ApiErrors('validation_failed', 'invalid_cursor', 'deployment_not_found', 'notification_not_found')
+  getRecipients(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @IdParam('id') id: number,
+    @Query() query: RecipientsQueryDto,
+  ): Promise<Page<NotificationRecipientDto>> {
+    return this.recipients.list(actor, deploymentId, id, query);
+  }
+
+  @Post(':id/recipients')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Add notification recipients',
+    description:
+      `${ADMIN_ONLY} 1 to 1000 recipients: \`USER\` by \`userId\` or \`email\` (a user of the account), ` +
+      '`EMBED_USER` by `embedTenantName` and `externalId` (provisioned when new; `securityContext`, ' +
+      '`userAttributes` and `groups` drive what it is shown). `SLACK` is a 400. Every recipient must ' +
+      'resolve to an email (an embed user’s own, or an email-shaped `externalId`), or the request fails ' +
+      'with 400 and writes nothing. Idempotent: each recipient is answered as created, updated or unchanged.',
+  })
+  @ApiOkResponse({ type: NotificationRecipientsMutationDto })
+  @ApiErrors(
+    'validation_failed',
+    'unsupported_recipient_type',
+    'invalid_notification_recipient',
+    'deployment_not_found',
+    'notification_not_found',
+    'embed_user_limit_reached',
+  )
+  addRecipients(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @IdParam('id') id: number,
+    @Body() dto: AddNotificationRecipientsDto,
+  ): Promise<NotificationRecipientsMutationDto> {
+    return this.recipients.add(actor, deploymentId, id, dto);
+  }
+
+  @Delete(':id/recipients')
+  @HttpCode(204)
+  @ApiOperation({
+    summary: 'Remove notification recipients',
+    description:
+      `${ADMIN_ONLY} 1 to 1000 entries \`{type, id, embedTenantName?}\`: \`id\` is the \`userId\` (USER) or ` +
+      '`embedUserId` (EMBED_USER, with its `embedTenantName`). Idempotent.',
+  })
+  @ApiNoContentResponse({ description: 'Removed' })
+  @ApiErrors('validation_failed', 'deployment_not_found', 'notification_not_found')
+  async removeRecipients(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @IdParam('id') id: number,
+    @Body() dto: RemoveNotificationRecipientsDto,
+  ): Promise<void> {
+    await this.recipients.remove(actor, deploymentId, id, dto);
+  }
+
+  @Get(':id/deliveries')
+  @ApiOperation({
+    summary: 'List the deliveries of a notification',
+    description:
+      `${ADMIN_ONLY} One per run and recipient, newest first: the occurrence, the address, the status ` +
+      '(`queued`, `sending`, `sent`, `failed`, `unknown`), attempts, the last error and SMTP answer, and ' +
+      '`aiSummary: not_produced` when the notification asks for an AI summary (none is made).',
+  })
+  @ApiOkResponse({ type: NotificationDeliveriesListDto })
+  @ApiErrors('validation_failed', 'invalid_cursor', 'deployment_not_found', 'notification_not_found')
+  getNotificationDeliveries(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @IdParam('id') id: number,
+    @Query() query: RecipientsQueryDto,
+  ): Promise<Page<NotificationDeliveryDto>> {
+    return this.notifications.deliveries(actor, deploymentId, id, query);
+  }
+}

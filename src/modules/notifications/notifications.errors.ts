@@ -1,0 +1,4 @@
+import { errorsOf } from '../../core/http/api-error.js';
+
+/** This module's codes. A missing notification is `notFound('Notification', id)` (core). */
+export const notificationsError = errorsOf('unsupported_recipient_type', 'invalid_notification_recipient');

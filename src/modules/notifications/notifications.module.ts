@@ -1,0 +1,56 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { declareJobs } from '../../core/queue/job-definition.js';
+import { DataApiModule } from '../data-api/data-api.module.js';
+import { DeploymentsModule } from '../deployments/deployments.module.js';
+import { ReportsModule } from '../reports/reports.module.js';
+import { UsersModule } from '../users/users.module.js';
+import { NotificationDeliveryModule } from './delivery/delivery.module.js';
+import { NotificationDelivery } from './entities/notification-delivery.entity.js';
+import { NotificationRecipient } from './entities/notification-recipient.entity.js';
+import { NotificationRender } from './entities/notification-render.entity.js';
+import { NotificationRun } from './entities/notification-run.entity.js';
+import { Notification } from './entities/notification.entity.js';
+import { NotificationDeliverJob } from './notification-deliver.job.js';
+import { NOTIFICATION_DELIVER_JOB, NOTIFICATION_RUN_JOB } from './notification-jobs.js';
+import { NotificationRecipientsService } from './notification-recipients.service.js';
+import { NotificationRunJob } from './notification-run.job.js';
+import { NotificationRunsRepository } from './notification-runs.repository.js';
+import { NotificationsController } from './notifications.controller.js';
+import { NotificationsRepository } from './notifications.repository.js';
+import { NotificationsService } from './notifications.service.js';
+
+/**
+ * Scheduled notifications: a published dashboard mailed to console and embed users on a schedule
+ * (`job_schedules`, fired by the relay's tick). `notification.run` renders it per security context
+ * (reports' data from the data API, the attachment from `delivery/`), `notification.deliver`
+ * mails each recipient once. Embed users are provisioned through the embedding module, which is
+ * global.
+ */
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([
+      Notification,
+      NotificationRecipient,
+      NotificationRun,
+      NotificationRender,
+      NotificationDelivery,
+    ]),
+    DeploymentsModule,
+    UsersModule,
+    ReportsModule,
+    DataApiModule,
+    NotificationDeliveryModule,
+  ],
+  controllers: [NotificationsController],
+  providers: [
+    NotificationsRepository,
+    NotificationRunsRepository,
+    NotificationsService,
+    NotificationRecipientsService,
+    NotificationRunJob,
+    NotificationDeliverJob,
+    declareJobs(NOTIFICATION_RUN_JOB, NOTIFICATION_DELIVER_JOB),
+  ],
+})
+export class NotificationsModule {}
