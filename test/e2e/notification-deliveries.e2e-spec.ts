@@ -9,6 +9,7 @@ import {
 import { bearer, newAccount, newUser, startApp, type Actor, type TestApp } from '../support/app.js';
 import { startDataApiFake, type DataApiFake } from '../support/data-api-fake.js';
 import { waitFor } from '../support/factories.js';
+import { readPdf } from '../support/pdf.js';
 import { newDeployment, newReport } from '../support/reports.js';
 import { startSmtpSink, type SinkMessage, type SmtpSink } from '../support/smtp-sink.js';
 
@@ -203,6 +204,14 @@ describe('scheduled notifications: runs and deliveries', () => {
         expect(pdf.content.toString('latin1')).toMatch(/\/Type\s*\/Page\b/);
       }
       expect(sink.messagesTo(gone.email)).toHaveLength(0);
+    });
+
+    it('attaches a PDF that decodes, with the dashboard’s title and its data as text', async () => {
+      const [pdf] = only(sink.messagesTo(alice.email)).attachments;
+      const read = await readPdf(pdf.content);
+      expect(read.pages).toBeGreaterThanOrEqual(1);
+      expect(read.text).toContain('Weekly sales');
+      expect(read.text).toContain('Total revenue');
     });
 
     it('renders each recipient’s copy under its own security context, filters and time grains applied', async () => {
