@@ -1,3 +1,4 @@
+import type request from 'supertest';
 import { JobSchedules } from '../../src/core/queue/job-schedules.service.js';
 import {
   bearer,
@@ -122,6 +123,44 @@ describe('scheduled notifications: routes and schedule rules', () => {
       const foreignCreate = await create(daily(), dep, other);
       expect(foreignCreate.status).toBe(404);
       expect(foreignCreate.body.code).toBe('deployment_not_found');
+    });
+
+    it('answers every route 401 without a token, 403 to a non-admin and 404 to another account', async () => {
+      const made = (await create(daily()).expect(200)).body as Json;
+      const one = `${base()}/${made.id}`;
+      const routes: [string, string, Json?][] = [
+        ['get', base()],
+        ['post', base(), daily()],
+        ['get', one],
+        ['put', one, { hour: 10 }],
+        ['delete', one],
+        ['get', `${one}/recipients`],
+        ['post', `${one}/recipients`, { recipients: [{ type: 'USER', userId: t.admin.userId }] }],
+        ['delete', `${one}/recipients`, { recipients: [{ type: 'USER', id: t.admin.userId }] }],
+        ['get', `${one}/deliveries`],
+      ];
+      const send = (method: string, url: string, body: Json | undefined, token?: string) => {
+        const req = (t.http() as unknown as Record<string, (u: string) => request.Test>)[method](url);
+        if (token) void req.set(bearer(token));
+        return body === undefined ? req : req.send(body);
+      };
+      for (const [method, url, body] of routes) {
+        const what = `${method.toUpperCase()} ${url}`;
+        expect({ what, status: (await send(method, url, body)).status }).toEqual({ what, status: 401 });
+        const forbidden = await send(method, url, body, developer.token);
+        expect({ what, status: forbidden.status }).toEqual({ what, status: 403 });
+        expectErrorShape(forbidden.body, 403);
+        const foreign = await send(method, url, body, other.token);
+        expect({ what, status: foreign.status, code: foreign.body.code }).toEqual({
+          what,
+          status: 404,
+          code: 'deployment_not_found',
+        });
+      }
+      // None of those changed it.
+      const after = (await t.http().get(one).set(admin()).expect(200)).body as Json;
+      expect(after.hour).toBe(made.hour);
+      expect((await t.http().get(`${one}/recipients`).set(admin()).expect(200)).body.items).toEqual([]);
     });
 
     it('404 for a notification of another deployment, and deployment_not_found for a missing deployment', async () => {
