@@ -574,6 +574,15 @@ describe('scheduled notifications: routes and schedule rules', () => {
             groups: ['no-such-group'],
           },
         ],
+        // Attribute values must name attributes the account defines.
+        [
+          {
+            type: 'EMBED_USER',
+            embedTenantName: 'retail',
+            externalId: 'x@y.test',
+            userAttributes: [{ name: 'no_such_attribute', value: 'x' }],
+          },
+        ],
       ];
       for (const recipients of cases) {
         const res = await addTo(recipients);
@@ -587,6 +596,26 @@ describe('scheduled notifications: routes and schedule rules', () => {
       // Nothing was provisioned by the refused requests.
       const tenants = await t.http().get('/api/v1/embed-tenants').set(admin()).expect(200);
       expect((tenants.body.items as Json[]).map((x) => x.name)).not.toContain('fresh-tenant');
+
+      // Once the attribute exists, the same recipient is taken.
+      await t
+        .http()
+        .post('/api/v1/user-attributes')
+        .set(admin())
+        .send({ name: 'region', type: 'string' })
+        .expect(200);
+      const withAttribute = await addTo([
+        {
+          type: 'EMBED_USER',
+          embedTenantName: 'retail',
+          externalId: 'x@y.test',
+          userAttributes: [{ name: 'region', value: 'EMEA' }],
+        },
+      ]);
+      expect(withAttribute.status).toBe(200);
+      expect(withAttribute.body.createdRecipients).toEqual([
+        expect.objectContaining({ externalId: 'x@y.test' }),
+      ]);
     });
 
     it('removes recipients idempotently with 204', async () => {

@@ -11,6 +11,7 @@ import {
   normalizeTenantName,
   SYNTHETIC_EMAIL_DOMAIN,
 } from '../embedding/embed-identity.js';
+import { UserAttributesService } from '../user-attributes/user-attributes.service.js';
 import { DirectoryService } from '../users/directory.service.js';
 import { isNoEmail } from '../users/no-email.js';
 import type {
@@ -53,6 +54,7 @@ export class NotificationRecipientsService {
     private readonly directory: DirectoryService,
     private readonly tenants: EmbedTenantsService,
     private readonly embedUsers: EmbedUsersService,
+    private readonly attributes: UserAttributesService,
   ) {}
 
   async list(
@@ -110,6 +112,8 @@ export class NotificationRecipientsService {
     if (errors.length > 0) throw notificationsError('invalid_notification_recipient', errors);
     await this.notifications.require(actor, deploymentId, id);
     const users = await this.resolveUsers(actor.accountId, [...userIds], emails, errors);
+    await this.checkAttributeNames(actor.accountId, [...embeds.values()], errors);
+    if (errors.length > 0) throw notificationsError('invalid_notification_recipient', errors);
     return this.db.transaction(async () => {
       // Held until commit: a notification deleted meanwhile is a 404, not a foreign key error.
       await this.notifications.require(actor, deploymentId, id, true);
@@ -177,6 +181,22 @@ export class NotificationRecipientsService {
       await this.repository.lockRecipients(id);
       await this.repository.removeRecipients(id, userIds, embed);
     });
+  }
+
+  /** An embed recipient's `userAttributes` must name attributes the account defines. */
+  private async checkAttributeNames(accountId: number, asks: EmbedAsk[], errors: string[]): Promise<void> {
+    const named = asks.flatMap((ask) => (ask.input.userAttributes ?? []).map((a) => a.name));
+    const unknown = new Set(await this.attributes.unknownNames(accountId, named));
+    if (unknown.size === 0) return;
+    for (const ask of asks) {
+      for (const { name } of ask.input.userAttributes ?? []) {
+        if (unknown.has(name)) {
+          errors.push(
+            `recipients[${ask.index}]: userAttributes names ${name}, which is not a user attribute of the account`,
+          );
+        }
+      }
+    }
   }
 
   /** Console users by id and email, every one in the account with a real address; else errors. */

@@ -4,6 +4,7 @@ import { declareJobs } from '../../core/queue/job-definition.js';
 import { DataApiModule } from '../data-api/data-api.module.js';
 import { DeploymentsModule } from '../deployments/deployments.module.js';
 import { ReportsModule } from '../reports/reports.module.js';
+import { UserAttributesModule } from '../user-attributes/user-attributes.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { NotificationDeliveryModule } from './delivery/delivery.module.js';
 import { NotificationDelivery } from './entities/notification-delivery.entity.js';
@@ -41,6 +42,7 @@ import { NotificationsService } from './notifications.service.js';
     ReportsModule,
     DataApiModule,
     NotificationDeliveryModule,
+    UserAttributesModule,
   ],
   controllers: [NotificationsController],
   providers: [

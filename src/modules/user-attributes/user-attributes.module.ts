@@ -13,6 +13,6 @@ import { UserAttributesService } from './user-attributes.service.js';
   imports: [TypeOrmModule.forFeature([UserAttribute, UserAttributeValue])],
   controllers: [UserAttributesController, UserAttributeValuesController],
   providers: [UserAttributesRepository, UserAttributesService, UserAttributeValuesService],
-  exports: [UserAttributeValuesService],
+  exports: [UserAttributeValuesService, UserAttributesService],
 })
 export class UserAttributesModule {}

@@ -78,6 +78,16 @@ export class UserAttributesRepository {
     return row!.n;
   }
 
+  /** Which of `names` are attributes of the account. */
+  async existingNames(accountId: number, names: string[]): Promise<string[]> {
+    if (names.length === 0) return [];
+    const rows = await this.db.query<{ name: string }>(
+      `SELECT a.name FROM user_attributes a WHERE a.account_id = :accountId AND a.name = ANY(:names::text[])`,
+      { accountId, names },
+    );
+    return rows.map((r) => r.name);
+  }
+
   get(accountId: number, id: number): Promise<UserAttributeDto | undefined> {
     return this.db.one<UserAttributeDto>(
       `SELECT ${ATTRIBUTE_COLUMNS} FROM user_attributes a WHERE a.account_id = :accountId AND a.id = :id`,

@@ -26,6 +26,13 @@ import { UserAttributesRepository } from './user-attributes.repository.js';
 export class UserAttributesService {
   constructor(private readonly attributes: UserAttributesRepository) {}
 
+  /** The names among `names` that no attribute of the account has, in the order given. */
+  async unknownNames(accountId: number, names: readonly string[]): Promise<string[]> {
+    const wanted = [...new Set(names)];
+    const known = new Set(await this.attributes.existingNames(accountId, wanted));
+    return wanted.filter((name) => !known.has(name));
+  }
+
   /** Newest first. */
   async list(actor: Principal, query: UserAttributesQueryDto): Promise<LegacyPage<UserAttributeDto>> {
     const paging = resolvePaging(query, ['date', 'number']);
