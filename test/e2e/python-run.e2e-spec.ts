@@ -1,5 +1,6 @@
 import { bearer, expectErrorShape, newAccount, startApp, type Actor, type TestApp } from '../support/app.js';
 import { startDataApiFake, type DataApiFake } from '../support/data-api-fake.js';
+import { waitFor } from '../support/factories.js';
 import { newDeployment, newReport, reportsPath } from '../support/reports.js';
 
 /**
@@ -383,6 +384,32 @@ describe('python runs', () => {
         fake.reset();
         fake.onSql(() => ({ columns: ['status', 'amount'], rows: ROWS }));
       }
+    });
+
+    it('refuses a run past the process’s limit at once with 503 python_sandbox_busy', async () => {
+      // PYTHON_POOL_SIZE=1: a process takes 8 runs at once. Eight wait on a data API that hangs.
+      const before = fake.requests.length;
+      fake.hang();
+      const pending = Array.from({ length: 8 }, (_, i) =>
+        run(body(s.python, { sqlQuery: `${SQL} -- busy ${i}` })).then((res) => res),
+      );
+      try {
+        const arrived = await waitFor(
+          () => Promise.resolve(fake.requests.length - before),
+          (n) => n === 8,
+        );
+        expect(arrived).toBe(8);
+        const busy = await run(body(s.python, { sqlQuery: `${SQL} -- busy 8` }));
+        expectError(busy, 503, 'python_sandbox_busy');
+        expect(fake.requests.length - before).toBe(8);
+      } finally {
+        fake.release(503);
+      }
+      for (const res of await Promise.all(pending)) expectError(res, 503, 'data_api_unavailable');
+      // The eight are done: the next run is taken.
+      fake.reset();
+      fake.onSql(() => ({ columns: ['status', 'amount'], rows: ROWS }));
+      expectError(await run(body(s.plain)), 400, 'report_has_no_python');
     });
 
     it(

@@ -86,8 +86,10 @@ export interface DataApiFake {
   failWith(status: number, error?: string, options?: { body?: string }): void;
   /** Every answer is sent `ms` late (0: on time). */
   delay(ms: number): void;
-  /** Requests are recorded and never answered. */
+  /** Requests are recorded and never answered (until {@link release}). */
   hang(on?: boolean): void;
+  /** Answers every request left hanging so far with `status` (default 503) and stops hanging. */
+  release(status?: number): void;
   /** Back to a well-behaved data API with the default handlers; the recorded requests are kept. */
   reset(): void;
   close(): Promise<void>;
@@ -116,6 +118,8 @@ export async function startDataApiFake(options: {
     hang: false,
   });
   let state = defaults();
+  /** Answers held back by `hang()`. */
+  const hanging = new Set<ServerResponse>();
 
   const verify = async (header: string | undefined) => {
     if (!header) return { auth: 'missing' as const, claims: null };
@@ -154,7 +158,11 @@ export async function startDataApiFake(options: {
       query: body.query,
     };
     requests.push(request);
-    if (state.hang) return;
+    if (state.hang) {
+      hanging.add(res);
+      res.on('close', () => hanging.delete(res));
+      return;
+    }
 
     const answer = (status: number, text: string | string[]) => {
       const send = () => {
@@ -254,6 +262,15 @@ export async function startDataApiFake(options: {
     },
     hang: (on = true) => {
       state.hang = on;
+    },
+    release: (status = 503) => {
+      state.hang = false;
+      for (const res of [...hanging]) {
+        hanging.delete(res);
+        if (res.destroyed) continue;
+        res.writeHead(status, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ error: 'released by the test' }));
+      }
     },
     reset: () => {
       state = defaults();
