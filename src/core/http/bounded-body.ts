@@ -9,8 +9,11 @@ export async function readBoundedText(
   maxBytes: number,
   tooLarge: () => Error,
 ): Promise<string> {
-  if (Number(res.headers.get('content-length') ?? 0) > maxBytes) {
-    await res.body?.cancel();
+  // A compressed answer's length says little of what it decompresses to (fetch decompresses):
+  // then only the bytes read count.
+  const declared = Number(res.headers.get('content-length') ?? 0);
+  if (!res.headers.has('content-encoding') && declared > maxBytes) {
+    await res.body?.cancel().catch(() => undefined);
     throw tooLarge();
   }
   if (!res.body) return '';
@@ -22,7 +25,7 @@ export async function readBoundedText(
     if (done) break;
     size += value.byteLength;
     if (size > maxBytes) {
-      await reader.cancel();
+      await reader.cancel().catch(() => undefined);
       throw tooLarge();
     }
     chunks.push(value);

@@ -3,10 +3,11 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
 import { createHash } from 'node:crypto';
 import { ipKeyGenerator, MemoryStore, type Options } from 'express-rate-limit';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { AppConfig } from '../config/app-config.js';
 import { hashToken } from '../auth/token.js';
 import { errorBody, sendError } from './exception.filter.js';
+import { failFastRedis } from '../queue/redis.js';
 
 const PROBES = /^\/health\/(live|ready)\/?$/;
 /** Longest wait for Redis on one request; past it the request goes on unlimited. */
@@ -23,9 +24,9 @@ const addressKey = (req: Request) => `ip:${ipKeyGenerator(req.ip ?? '')}`;
 
 /**
  * The Redis connection of the rate limiters, made only when an API process with `REDIS_URL`
- * configures them, and closed at shutdown. Its own client, with the Bull client's settings
- * (`queue/redis.ts`): no offline queue and no retries, so a command fails at once while Redis is
- * away, plus a command timeout, so a frozen Redis delays a request by at most that.
+ * configures them, and closed at shutdown. Its own client (`failFastRedis`): no offline queue and
+ * no retries, so a command fails at once while Redis is away, plus a command timeout, so a frozen
+ * Redis delays a request by at most that.
  */
 @Injectable()
 export class RateLimitRedis implements OnApplicationShutdown {
@@ -36,17 +37,8 @@ export class RateLimitRedis implements OnApplicationShutdown {
   connection(): Redis | null {
     const url = this.config.queue.redisUrl;
     if (!url) return null;
-    if (!this.client) {
-      this.client = new Redis(url, {
-        connectTimeout: 2_000,
-        retryStrategy: (times) => Math.min(times * 250, 3_000),
-        maxRetriesPerRequest: 0,
-        enableOfflineQueue: false,
-        commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-      });
-      // ioredis reports every failed reconnection here; the stores log the outage once instead.
-      this.client.on('error', () => undefined);
-    }
+    // The stores log an outage once, from their failing commands.
+    this.client ??= failFastRedis(url, REDIS_COMMAND_TIMEOUT_MS);
     return this.client;
   }
 

@@ -12,6 +12,8 @@
  *   and `{"error": "..."}` with a 4xx or 5xx status when it fails.
  */
 
+import { readBoundedText } from '../../core/http/bounded-body.js';
+
 /** The answer of a `load`: one object per row, keyed by member name. */
 export interface LoadResult {
   data: Record<string, unknown>[];
@@ -45,28 +47,8 @@ export class UnreadableAnswer extends Error {}
  * compressed answer cannot expand past the cap either); past it, the stream is cancelled and
  * {@link AnswerTooLarge} thrown.
  */
-export async function readCapped(response: Response, maxBytes: number): Promise<string> {
-  const declared = Number(response.headers.get('content-length') ?? '');
-  const encoded = response.headers.has('content-encoding');
-  if (!encoded && Number.isFinite(declared) && declared > maxBytes) {
-    await response.body?.cancel().catch(() => undefined);
-    throw new AnswerTooLarge();
-  }
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw new AnswerTooLarge();
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+export function readCapped(response: Response, maxBytes: number): Promise<string> {
+  return readBoundedText(response, maxBytes, () => new AnswerTooLarge());
 }
 
 /** The `error` of an answer object, as text; null when there is none. */

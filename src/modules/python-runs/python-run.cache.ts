@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { AppConfig } from '../../core/config/app-config.js';
 import type { PythonAnalysisFilteredRunDto } from './dto/python-run.dto.js';
+import { failFastRedis } from '../../core/queue/redis.js';
 
 /** Longest wait for Redis on one request; past it the run goes on as a cache miss. */
 const REDIS_COMMAND_TIMEOUT_MS = 500;
@@ -119,17 +120,8 @@ export class PythonRunCache implements OnApplicationShutdown {
   private redis(): Redis | null {
     const url = this.config.queue.redisUrl;
     if (!url) return null;
-    if (!this.client) {
-      this.client = new Redis(url, {
-        connectTimeout: 2_000,
-        retryStrategy: (times) => Math.min(times * 250, 3_000),
-        maxRetriesPerRequest: 0,
-        enableOfflineQueue: false,
-        commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-      });
-      // Every failed reconnection is reported here; failed() logs the outage once instead.
-      this.client.on('error', () => undefined);
-    }
+    // failed() logs an outage once, from the failing commands.
+    this.client ??= failFastRedis(url, REDIS_COMMAND_TIMEOUT_MS);
     return this.client;
   }
 
