@@ -40,23 +40,44 @@
 // Prints a Markdown table and one JSON line.
 /* global fetch, FormData, Blob */
 import { Buffer } from 'node:buffer';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { clearTimeout } from 'node:timers';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import Redis from 'ioredis';
 import pg from 'pg';
-import { startService } from './service.mjs';
+import {
+  addTicks,
+  api as request,
+  benchOptions,
+  copyBuild,
+  cpuBetween,
+  cpuPerOp,
+  cpuSample,
+  databaseName,
+  deleteQueueKeys,
+  deploymentBody,
+  dropDatabase,
+  median,
+  migrateAndBootstrap,
+  NO_TICKS,
+  onInterrupt,
+  positiveInt,
+  productionEnv,
+  recreateDatabase,
+  removeDir,
+  root,
+  startService,
+  stepper,
+  stopAllServices,
+  timingSummary as summary,
+  wholeNumber,
+} from './service.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..');
 const { values: args } = parseArgs({
   options: {
-    dist: { type: 'string', default: process.env.BENCH_DIST ?? 'dist' },
+    ...benchOptions,
     repeat: { type: 'string', default: '20' },
     'validate-repeat': { type: 'string', default: '5' },
     'upload-repeat': { type: 'string', default: '3' },
@@ -64,23 +85,16 @@ const { values: args } = parseArgs({
     'upload-concurrency': { type: 'string', default: '8' },
     cubes: { type: 'string', default: '50' },
     warmup: { type: 'string', default: '2' },
-    'keep-db': { type: 'boolean', default: false },
   },
 });
-const positiveInt = (name) => {
-  const n = Number(args[name]);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
-  return n;
-};
-const REPEAT = positiveInt('repeat');
-const VALIDATE_REPEAT = positiveInt('validate-repeat');
-const UPLOAD_REPEAT = positiveInt('upload-repeat');
-const UPLOAD_FILES = positiveInt('upload-files');
-const UPLOAD_CONCURRENCY = positiveInt('upload-concurrency');
-const CUBES = positiveInt('cubes');
+const REPEAT = positiveInt(args, 'repeat');
+const VALIDATE_REPEAT = positiveInt(args, 'validate-repeat');
+const UPLOAD_REPEAT = positiveInt(args, 'upload-repeat');
+const UPLOAD_FILES = positiveInt(args, 'upload-files');
+const UPLOAD_CONCURRENCY = positiveInt(args, 'upload-concurrency');
+const CUBES = positiveInt(args, 'cubes');
 const VIEWS = Math.max(1, Math.floor(CUBES / 10));
-const WARMUP = Number(args.warmup);
-if (!Number.isInteger(WARMUP) || WARMUP < 0) throw new Error('--warmup must be a whole number');
+const WARMUP = wholeNumber(args, 'warmup');
 if (CUBES < 2) throw new Error('--cubes must be at least 2 (the views join two cubes)');
 
 const SOURCE_DIST = args.dist;
@@ -98,117 +112,42 @@ if (!REDIS_URL) {
 }
 const DATABASE_URL =
   process.env.BENCH_DM_DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/bench_dm_${process.pid}`;
-const dbName = decodeURIComponent(new URL(DATABASE_URL).pathname.slice(1));
-if (!/^[A-Za-z0-9_]+$/.test(dbName)) throw new Error(`unexpected database name: ${dbName}`);
+const dbName = databaseName(DATABASE_URL);
 const POOL_SIZE = process.env.DATABASE_POOL_SIZE ?? '10';
 const QUEUE_PREFIX = `bench-dm-${process.pid}`;
-const CLK_TCK = 100; // USER_HZ on Linux (`getconf CLK_TCK`)
 
-const started = performance.now();
-const step = (label) => console.log(`[${((performance.now() - started) / 1000).toFixed(1)}s] ${label}`);
+const step = stepper();
 
 // ---------------------------------------------------------------------------------------------
 // Set-up and clean-up: a private copy of the build, a database, a repositories directory
 
 // A private copy of the build, so a rebuild meanwhile does not change the server (as run.mjs).
-const DIST = `bench/results/.dm-dist-${process.pid}`;
-const buildStamp = fs.existsSync(path.join(root, SOURCE_DIST, '.build-stamp'))
-  ? fs.readFileSync(path.join(root, SOURCE_DIST, '.build-stamp'), 'utf8').trim()
-  : null;
-fs.mkdirSync(path.join(root, 'bench/results'), { recursive: true });
-fs.cpSync(path.join(root, SOURCE_DIST), path.join(root, DIST), { recursive: true });
+const { dist: DIST, stamp: buildStamp } = copyBuild(SOURCE_DIST, 'dm-dist');
 const REPOS_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-dm-repos-'));
 
 let server = null;
 let db = null;
 
-/** Runs a statement on the maintenance database (CREATE / DROP DATABASE). */
-async function maintenance(sql) {
-  const url = new URL(DATABASE_URL);
-  url.pathname = '/postgres';
-  const admin = new pg.Client({ connectionString: url.toString() });
-  await admin.connect();
-  try {
-    await admin.query(sql);
-  } finally {
-    await admin.end();
-  }
-}
-
-/** Runs the service's CLI (of the copied build) and returns its last stdout line (JSON). */
-function cli(...argv) {
-  const res = spawnSync(process.execPath, [path.join(root, DIST, 'src/cli.js'), ...argv], {
-    cwd: root,
-    env: { ...process.env, DATABASE_URL, REDIS_URL: '', NODE_ENV: 'production', LOG_LEVEL: 'error' },
-    encoding: 'utf8',
-  });
-  if (res.status !== 0) throw new Error(`cli ${argv.join(' ')} failed:\n${res.stderr}${res.stdout}`);
-  return JSON.parse(res.stdout.trim().split('\n').pop());
-}
-
-/** Deletes this run's Bull keys: the builds queued by commits and uploads, which nothing runs. */
-async function deleteQueueKeys() {
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  try {
-    await redis.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${QUEUE_PREFIX}:*`, 'COUNT', 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-}
-
-/** SIGTERM, then SIGKILL if it has not exited 5 s later. */
-async function stopServer() {
-  if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return;
-  const exited = new Promise((r) => server.child.once('exit', r));
-  server.child.kill('SIGTERM');
-  const timer = setTimeout(() => server.child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
-}
-
 let cleaned = false;
 async function cleanUp() {
   if (cleaned) return;
   cleaned = true;
-  await stopServer();
+  await stopAllServices();
   await db?.end().catch(() => {});
-  fs.rmSync(path.join(root, DIST), { recursive: true, force: true });
-  fs.rmSync(REPOS_DIR, { recursive: true, force: true });
-  await deleteQueueKeys().catch((e) => console.warn(`could not delete the queue keys: ${e.message}`));
-  if (!args['keep-db']) {
-    await maintenance(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`).catch((e) =>
-      console.warn(`could not drop ${dbName}: ${e.message}`),
-    );
-  }
+  removeDir(DIST);
+  removeDir(REPOS_DIR);
+  // This run's Bull keys: the builds queued by commits and uploads, which nothing runs.
+  await deleteQueueKeys(REDIS_URL, QUEUE_PREFIX);
+  if (!args['keep-db']) await dropDatabase(DATABASE_URL);
 }
 
 // Ctrl-C or a kill: stop the server and clean up before leaving (the finally below does not run).
-const onSignal = () => {
-  server?.child.kill('SIGKILL');
-  cleanUp().finally(() => process.exit(130));
-};
-process.once('SIGINT', onSignal);
-process.once('SIGTERM', onSignal);
-// Last resort, whatever ends this process: the server does not outlive it.
-process.on('exit', () => {
-  if (server && server.child.exitCode === null && server.child.signalCode === null)
-    server.child.kill('SIGKILL');
-});
+const offInterrupt = onInterrupt(cleanUp);
 
 /** Starts the built API on a free port and waits for /health/live (bench/service.mjs). */
 async function startServer() {
   const env = {
-    NODE_ENV: 'production',
-    ALLOW_HTTP: 'true',
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT_MAX: '1000000',
-    MIGRATIONS_RUN: 'false',
+    ...productionEnv,
     REDIS_URL,
     // Builds are queued in Redis under a prefix of this run's own, and this process runs none.
     RUN_JOBS_IN_PROCESS: 'false',
@@ -221,77 +160,16 @@ async function startServer() {
   server = await startService({
     name: 'the service',
     argv: [`${DIST}/src/main.js`],
-    cwd: root,
     env,
     hide: ['SECRETS_KEY'],
-    onSpawn: (child) => (server = { child, pid: child.pid }),
   });
 }
 
-// ---------------------------------------------------------------------------------------------
-// CPU accounting (as run.mjs: /proc/<pid>/stat, the backends of the database, /proc/stat)
-
-const procStat = (pid) => fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-/** utime + stime of the process and of its reaped children (git, the compile child), in ticks. */
-const serverTicks = (pid) => {
-  const f = procStat(pid);
-  return Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-};
-function pgTicks() {
-  const ticks = new Map();
-  for (const pid of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const title = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      if (title.startsWith('postgres: ') && title.includes(` ${dbName} `)) {
-        const f = procStat(pid);
-        ticks.set(pid, Number(f[11]) + Number(f[12]));
-      }
-    } catch {
-      /* gone */
-    }
-  }
-  return ticks;
-}
-function sample() {
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = fs
-    .readFileSync('/proc/stat', 'utf8')
-    .split('\n')[0]
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  const busy = user + nice + system + irq + softirq + steal;
-  const self = process.cpuUsage();
-  return {
-    busy,
-    total: busy + idle + iowait,
-    server: serverTicks(server.pid),
-    pg: pgTicks(),
-    self: ((self.user + self.system) / 1e6) * CLK_TCK,
-  };
-}
-/** CPU ticks used between two samples: the server's (with its children), the database's, the others'. */
-function ticksBetween(before, after) {
-  const server = after.server - before.server;
-  let pgSum = 0;
-  for (const [pid, t] of after.pg) pgSum += t - (before.pg.get(pid) ?? 0);
-  const others = Math.max(0, after.busy - before.busy - server - pgSum - (after.self - before.self));
-  return { server, pg: pgSum, others, total: after.total - before.total };
-}
-const addTicks = (a, b) => ({
-  server: a.server + b.server,
-  pg: a.pg + b.pg,
-  others: a.others + b.others,
-  total: a.total + b.total,
-});
-const NO_TICKS = { server: 0, pg: 0, others: 0, total: 0 };
-/** The server's and the database's CPU per operation (ms), and the others' share of the machine. */
-const cpuOf = (t, ops) => ({
-  serverCpuMsPerOp: ((t.server / CLK_TCK) * 1000) / ops,
-  dbCpuMsPerOp: ((t.pg / CLK_TCK) * 1000) / ops,
-  othersCpuPct: (100 * t.others) / Math.max(1, t.total),
-});
+/**
+ * CPU: the server's (utime + stime of the process and of its reaped children, git and the compile
+ * child), the database's backends', the machine's (bench/service.mjs).
+ */
+const sample = () => cpuSample([server.pid], dbName, true);
 
 // ---------------------------------------------------------------------------------------------
 // The API
@@ -300,16 +178,7 @@ let token = null;
 const auth = () => ({ authorization: `Bearer ${token}` });
 
 /** One JSON request; throws unless the answer is `expect`. Returns the parsed body. */
-async function api(method, p, body, expect = 200) {
-  const res = await fetch(server.base + p, {
-    method,
-    headers: { ...auth(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status !== expect) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 500)}`);
-  return text ? JSON.parse(text) : null;
-}
+const api = (method, p, body, expect = 200) => request(server.base, method, p, body, { token, expect });
 
 const sha1 = (s) => createHash('sha1').update(s).digest('hex');
 const base = (d) => `/build/api/v1/deployments/${d}`;
@@ -453,24 +322,6 @@ const uploadFiles = (count, nonce) =>
 // ---------------------------------------------------------------------------------------------
 // Statistics
 
-const sorted = (xs) => [...xs].sort((a, b) => a - b);
-const median = (xs) => {
-  const s = sorted(xs);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-/** Nearest rank: the smallest sample with at least 95% of the samples at or below it. */
-const p95 = (xs) => sorted(xs)[Math.ceil(0.95 * xs.length) - 1];
-const summary = (samples, cpu) => ({
-  runs: samples.length,
-  medianMs: median(samples),
-  p95Ms: p95(samples),
-  minMs: Math.min(...samples),
-  maxMs: Math.max(...samples),
-  ...cpu,
-  samplesMs: samples.map((x) => Math.round(x * 10) / 10),
-});
-
 /**
  * Runs `once(i, timed)` `runs` times; `once` does any untimed preparation, then passes the request
  * to `timed`, which answers its wall time (ms) and counts the CPU used meanwhile (only then).
@@ -483,7 +334,7 @@ async function measure(label, runs, once) {
     const t0 = performance.now();
     await request();
     const ms = performance.now() - t0;
-    ticks = addTicks(ticks, ticksBetween(before, sample()));
+    ticks = addTicks(ticks, cpuBetween(before, sample()));
     return ms;
   };
   for (let i = 0; i < runs; i++) {
@@ -491,7 +342,7 @@ async function measure(label, runs, once) {
     samples.push(ms);
     process.stdout.write(`  ${label} ${i + 1}/${runs}: ${ms.toFixed(1)} ms\n`);
   }
-  return summary(samples, cpuOf(ticks, runs));
+  return summary(samples, cpuPerOp(ticks, runs));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -502,26 +353,19 @@ const uploadPhases = {};
 let exitCode = 0;
 try {
   step(`recreating the database ${dbName}`);
-  await maintenance(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-  await maintenance(`CREATE DATABASE "${dbName}"`);
+  await recreateDatabase(DATABASE_URL);
   step('migrating (cli migrate) and bootstrapping the admin (cli bootstrap)');
-  cli('migrate');
-  token = cli('bootstrap', '--account', 'bench-dm', '--email', 'admin@bench-dm.test').token;
+  token = migrateAndBootstrap(DIST, DATABASE_URL, {
+    account: 'bench-dm',
+    email: 'admin@bench-dm.test',
+  }).token;
   db = new pg.Client({ connectionString: DATABASE_URL });
   db.on('error', (e) => console.warn(`database connection lost: ${e.message}`));
   await db.connect();
 
   step(`starting the service (${SOURCE_DIST}, REPOS_DIR ${REPOS_DIR})`);
   await startServer();
-  const deployment = (name) =>
-    api('POST', '/build/api/v1/deployments', {
-      name,
-      cloudProvider: 'aws',
-      isManaged: true,
-      region: 'aws-us-east-1',
-      targetPlatform: 'cubecloud',
-      creationStep: 'ready',
-    });
+  const deployment = (name) => api('POST', '/build/api/v1/deployments', deploymentBody(name));
   const model = await deployment('Data model bench');
   const uploads = await deployment('Upload bench');
   const M = model.id;
@@ -596,7 +440,7 @@ try {
       const files = uploadFiles(UPLOAD_FILES, `${nonce}-${kind}-${r}`);
       const before = sample();
       const t = await upload(U, files, concurrency);
-      ticks[kind] = addTicks(ticks[kind], ticksBetween(before, sample()));
+      ticks[kind] = addTicks(ticks[kind], cpuBetween(before, sample()));
       samples[kind].push(t);
       console.log(
         `  ${kind} ${r + 1}/${UPLOAD_REPEAT}: ${t.totalMs.toFixed(0)} ms (start ${t.startMs.toFixed(1)}, ` +
@@ -607,7 +451,7 @@ try {
   for (const [kind] of kinds) {
     results[kind] = summary(
       samples[kind].map((t) => t.totalMs),
-      cpuOf(ticks[kind], UPLOAD_REPEAT),
+      cpuPerOp(ticks[kind], UPLOAD_REPEAT),
     );
     uploadPhases[kind] = {
       startMs: median(samples[kind].map((t) => t.startMs)),
@@ -710,8 +554,7 @@ try {
   console.error(e);
   exitCode = 1;
 } finally {
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
+  offInterrupt();
   await cleanUp();
 }
 process.exit(exitCode);

@@ -22,42 +22,55 @@
 // (default 10).
 //
 // Prints a Markdown table and one JSON line.
-/* global fetch */
 import { Buffer } from 'node:buffer';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { clearTimeout } from 'node:timers';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import Redis from 'ioredis';
 import pg from 'pg';
-import { startService } from './service.mjs';
+import {
+  addTicks,
+  api as request,
+  benchOptions,
+  copyBuild,
+  cpuBetween,
+  cpuPerOp,
+  cpuSample,
+  databaseName,
+  deleteQueueKeys,
+  deploymentBody,
+  dropDatabase,
+  median,
+  migrateAndBootstrap,
+  NO_TICKS,
+  onInterrupt,
+  positiveInt,
+  productionEnv,
+  recreateDatabase,
+  removeDir,
+  root,
+  startService,
+  stepper,
+  stopAllServices,
+  timingSummary as summary,
+  wholeNumber,
+} from './service.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..');
 const { values: args } = parseArgs({
   options: {
-    dist: { type: 'string', default: process.env.BENCH_DIST ?? 'dist' },
+    ...benchOptions,
     repeat: { type: 'string', default: '5' },
     models: { type: 'string', default: '500' },
     warmup: { type: 'string', default: '1' },
     poll: { type: 'string', default: '20' },
-    'keep-db': { type: 'boolean', default: false },
   },
 });
-const positiveInt = (name) => {
-  const n = Number(args[name]);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
-  return n;
-};
-const REPEAT = positiveInt('repeat');
-const MODELS = positiveInt('models');
-const POLL_MS = positiveInt('poll');
-const WARMUP = Number(args.warmup);
-if (!Number.isInteger(WARMUP) || WARMUP < 0) throw new Error('--warmup must be a whole number');
+const REPEAT = positiveInt(args, 'repeat');
+const MODELS = positiveInt(args, 'models');
+const POLL_MS = positiveInt(args, 'poll');
+const WARMUP = wholeNumber(args, 'warmup');
 
 const SOURCE_DIST = args.dist;
 if (!fs.existsSync(path.join(root, SOURCE_DIST, 'src/modules/dbt-sync/dbt-sync.job.js'))) {
@@ -66,112 +79,40 @@ if (!fs.existsSync(path.join(root, SOURCE_DIST, 'src/modules/dbt-sync/dbt-sync.j
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL =
   process.env.BENCH_DBT_DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/bench_dbt_${process.pid}`;
-const dbName = decodeURIComponent(new URL(DATABASE_URL).pathname.slice(1));
-if (!/^[A-Za-z0-9_]+$/.test(dbName)) throw new Error(`unexpected database name: ${dbName}`);
+const dbName = databaseName(DATABASE_URL);
 const POOL_SIZE = process.env.DATABASE_POOL_SIZE ?? '10';
 const QUEUE_PREFIX = `bench-dbt-${process.pid}`;
-const CLK_TCK = 100; // USER_HZ on Linux (`getconf CLK_TCK`)
 
-const started = performance.now();
-const step = (label) => console.log(`[${((performance.now() - started) / 1000).toFixed(1)}s] ${label}`);
+const step = stepper();
 
 // ---------------------------------------------------------------------------------------------
 // Set-up and clean-up: a private copy of the build, a database, directories
 
-const DIST = `bench/results/.dbt-dist-${process.pid}`;
-const buildStamp = fs.existsSync(path.join(root, SOURCE_DIST, '.build-stamp'))
-  ? fs.readFileSync(path.join(root, SOURCE_DIST, '.build-stamp'), 'utf8').trim()
-  : null;
-fs.mkdirSync(path.join(root, 'bench/results'), { recursive: true });
-fs.cpSync(path.join(root, SOURCE_DIST), path.join(root, DIST), { recursive: true });
+const { dist: DIST, stamp: buildStamp } = copyBuild(SOURCE_DIST, 'dbt-dist');
 const REPOS_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-dbt-repos-'));
 const DBT_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-dbt-project-'));
 
 let server = null;
 let db = null;
 
-async function maintenance(sql) {
-  const url = new URL(DATABASE_URL);
-  url.pathname = '/postgres';
-  const admin = new pg.Client({ connectionString: url.toString() });
-  await admin.connect();
-  try {
-    await admin.query(sql);
-  } finally {
-    await admin.end();
-  }
-}
-
-function cli(...argv) {
-  const res = spawnSync(process.execPath, [path.join(root, DIST, 'src/cli.js'), ...argv], {
-    cwd: root,
-    env: { ...process.env, DATABASE_URL, REDIS_URL: '', NODE_ENV: 'production', LOG_LEVEL: 'error' },
-    encoding: 'utf8',
-  });
-  if (res.status !== 0) throw new Error(`cli ${argv.join(' ')} failed:\n${res.stderr}${res.stdout}`);
-  return JSON.parse(res.stdout.trim().split('\n').pop());
-}
-
-async function deleteQueueKeys() {
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  try {
-    await redis.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${QUEUE_PREFIX}:*`, 'COUNT', 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-}
-
-async function stopServer() {
-  if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return;
-  const exited = new Promise((r) => server.child.once('exit', r));
-  server.child.kill('SIGTERM');
-  const timer = setTimeout(() => server.child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
-}
-
 let cleaned = false;
 async function cleanUp() {
   if (cleaned) return;
   cleaned = true;
-  await stopServer();
+  await stopAllServices();
   await db?.end().catch(() => {});
-  fs.rmSync(path.join(root, DIST), { recursive: true, force: true });
-  fs.rmSync(REPOS_DIR, { recursive: true, force: true });
-  fs.rmSync(DBT_DIR, { recursive: true, force: true });
-  await deleteQueueKeys().catch((e) => console.warn(`could not delete the queue keys: ${e.message}`));
-  if (!args['keep-db']) {
-    await maintenance(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`).catch((e) =>
-      console.warn(`could not drop ${dbName}: ${e.message}`),
-    );
-  }
+  removeDir(DIST);
+  removeDir(REPOS_DIR);
+  removeDir(DBT_DIR);
+  await deleteQueueKeys(REDIS_URL, QUEUE_PREFIX);
+  if (!args['keep-db']) await dropDatabase(DATABASE_URL);
 }
-
-const onSignal = () => {
-  server?.child.kill('SIGKILL');
-  cleanUp().finally(() => process.exit(130));
-};
-process.once('SIGINT', onSignal);
-process.once('SIGTERM', onSignal);
-process.on('exit', () => {
-  if (server && server.child.exitCode === null && server.child.signalCode === null)
-    server.child.kill('SIGKILL');
-});
+onInterrupt(cleanUp);
 
 /** The built API, running its jobs (syncs, builds) in process through Bull. */
 async function startServer() {
   const env = {
-    NODE_ENV: 'production',
-    ALLOW_HTTP: 'true',
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT_MAX: '1000000',
-    MIGRATIONS_RUN: 'false',
+    ...productionEnv,
     REDIS_URL,
     RUN_JOBS_IN_PROCESS: 'true',
     QUEUE_PREFIX,
@@ -186,91 +127,19 @@ async function startServer() {
   server = await startService({
     name: 'the service',
     argv: [`${DIST}/src/main.js`],
-    cwd: root,
     env,
     hide: ['SECRETS_KEY'],
-    onSpawn: (child) => (server = { child, pid: child.pid }),
   });
 }
 
-// ---------------------------------------------------------------------------------------------
-// CPU accounting (as data-model.mjs)
-
-const procStat = (pid) => fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-const serverTicks = (pid) => {
-  const f = procStat(pid);
-  return Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-};
-function pgTicks() {
-  const ticks = new Map();
-  for (const pid of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const title = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      if (title.startsWith('postgres: ') && title.includes(` ${dbName} `)) {
-        const f = procStat(pid);
-        ticks.set(pid, Number(f[11]) + Number(f[12]));
-      }
-    } catch {
-      /* gone */
-    }
-  }
-  return ticks;
-}
-function sample() {
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = fs
-    .readFileSync('/proc/stat', 'utf8')
-    .split('\n')[0]
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  const busy = user + nice + system + irq + softirq + steal;
-  const self = process.cpuUsage();
-  return {
-    busy,
-    total: busy + idle + iowait,
-    server: serverTicks(server.pid),
-    pg: pgTicks(),
-    self: ((self.user + self.system) / 1e6) * CLK_TCK,
-  };
-}
-function ticksBetween(before, after) {
-  const serverT = after.server - before.server;
-  let pgSum = 0;
-  for (const [pid, t] of after.pg) pgSum += t - (before.pg.get(pid) ?? 0);
-  const others = Math.max(0, after.busy - before.busy - serverT - pgSum - (after.self - before.self));
-  return { server: serverT, pg: pgSum, others, total: after.total - before.total };
-}
-const addTicks = (a, b) => ({
-  server: a.server + b.server,
-  pg: a.pg + b.pg,
-  others: a.others + b.others,
-  total: a.total + b.total,
-});
-const NO_TICKS = { server: 0, pg: 0, others: 0, total: 0 };
-const cpuOf = (t, ops) => ({
-  serverCpuMsPerOp: ((t.server / CLK_TCK) * 1000) / ops,
-  dbCpuMsPerOp: ((t.pg / CLK_TCK) * 1000) / ops,
-  othersCpuPct: (100 * t.others) / Math.max(1, t.total),
-});
+/** CPU: the service's (with the children it reaped: git, the compiler), the database's, the machine's. */
+const sample = () => cpuSample([server.pid], dbName, true);
 
 // ---------------------------------------------------------------------------------------------
 // The API
 
 let token = null;
-const auth = () => ({ authorization: `Bearer ${token}` });
-
-async function api(method, p, body, expect = 200) {
-  const res = await fetch(server.base + p, {
-    method,
-    headers: { ...auth(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status !== expect) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 500)}`);
-  return text ? JSON.parse(text) : null;
-}
+const api = (method, p, body, expect = 200) => request(server.base, method, p, body, { token, expect });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------------------------------------
@@ -400,26 +269,6 @@ function dbtRepository(manifestText) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Statistics
-
-const sorted = (xs) => [...xs].sort((a, b) => a - b);
-const median = (xs) => {
-  const s = sorted(xs);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const p95 = (xs) => sorted(xs)[Math.ceil(0.95 * xs.length) - 1];
-const summary = (samples, cpu) => ({
-  runs: samples.length,
-  medianMs: median(samples),
-  p95Ms: p95(samples),
-  minMs: Math.min(...samples),
-  maxMs: Math.max(...samples),
-  ...cpu,
-  samplesMs: samples.map((x) => Math.round(x * 10) / 10),
-});
-
-// ---------------------------------------------------------------------------------------------
 // Main
 
 const results = {};
@@ -427,11 +276,12 @@ const runs = {};
 let exitCode = 0;
 try {
   step(`recreating the database ${dbName}`);
-  await maintenance(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-  await maintenance(`CREATE DATABASE "${dbName}"`);
+  await recreateDatabase(DATABASE_URL);
   step('migrating (cli migrate) and bootstrapping the admin (cli bootstrap)');
-  cli('migrate');
-  token = cli('bootstrap', '--account', 'bench-dbt', '--email', 'admin@bench-dbt.test').token;
+  token = migrateAndBootstrap(DIST, DATABASE_URL, {
+    account: 'bench-dbt',
+    email: 'admin@bench-dbt.test',
+  }).token;
   db = new pg.Client({ connectionString: DATABASE_URL });
   db.on('error', (e) => console.warn(`database connection lost: ${e.message}`));
   await db.connect();
@@ -444,14 +294,7 @@ try {
 
   step(`starting the service (${SOURCE_DIST}, REPOS_DIR ${REPOS_DIR})`);
   await startServer();
-  const { id: D } = await api('POST', '/build/api/v1/deployments', {
-    name: 'dbt sync bench',
-    cloudProvider: 'aws',
-    isManaged: true,
-    region: 'aws-us-east-1',
-    targetPlatform: 'cubecloud',
-    creationStep: 'ready',
-  });
+  const { id: D } = await api('POST', '/build/api/v1/deployments', deploymentBody('dbt sync bench'));
   const base = `/api/v1/deployments/${D}`;
   await api('PUT', `${base}/dbt-integration`, { repositoryUrl, branch: 'main' });
 
@@ -482,7 +325,7 @@ try {
       await sleep(POLL_MS);
     }
     const totalMs = performance.now() - t0;
-    const ticks = ticksBetween(before, sample());
+    const ticks = cpuBetween(before, sample());
     const { items } = await api('GET', `${base}/dbt-sync?first=1`);
     const run = items[0];
     if (run.syncJobId !== started.syncJobId || run.stats.cubeCount !== MODELS)
@@ -515,7 +358,7 @@ try {
     results[kind] = {
       total: summary(
         samples.map((s) => s.totalMs),
-        cpuOf(ticks, REPEAT),
+        cpuPerOp(ticks, REPEAT),
       ),
       post: summary(samples.map((s) => s.postMs)),
       run: summary(samples.map((s) => s.run.durationMs)),

@@ -19,38 +19,42 @@
 // under a queue prefix of this run whose keys are deleted at the end), CHROMIUM_PATH.
 //
 // Prints a Markdown table and one JSON line.
-/* global fetch */
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { createServer } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { clearTimeout } from 'node:timers';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import Redis from 'ioredis';
 import pg from 'pg';
 import { SMTPServer } from 'smtp-server';
-import { startService } from './service.mjs';
+import {
+  api as request,
+  benchOptions,
+  databaseName,
+  deleteQueueKeys,
+  deploymentBody,
+  dropDatabase,
+  median,
+  migrateAndBootstrap,
+  onInterrupt,
+  positiveInt,
+  productionEnv,
+  recreateDatabase,
+  root,
+  startService,
+  stepper,
+  stopAllServices,
+} from './service.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..');
 const { values: args } = parseArgs({
   options: {
-    dist: { type: 'string', default: process.env.BENCH_DIST ?? 'dist' },
+    ...benchOptions,
     recipients: { type: 'string', default: '1000' },
     repeat: { type: 'string', default: '3' },
-    'keep-db': { type: 'boolean', default: false },
   },
 });
-const positiveInt = (name) => {
-  const n = Number(args[name]);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
-  return n;
-};
-const RECIPIENTS = positiveInt('recipients');
-const REPEAT = positiveInt('repeat');
+const RECIPIENTS = positiveInt(args, 'recipients');
+const REPEAT = positiveInt(args, 'repeat');
 const DIST = args.dist;
 if (!fs.existsSync(path.join(root, DIST, 'src/modules/notifications/notification-run.job.js'))) {
   throw new Error(`${DIST} has no notifications: build the current sources (npm run build)`);
@@ -58,13 +62,11 @@ if (!fs.existsSync(path.join(root, DIST, 'src/modules/notifications/notification
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL =
   process.env.BENCH_NOTIFY_DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/bench_notify_${process.pid}`;
-const dbName = decodeURIComponent(new URL(DATABASE_URL).pathname.slice(1));
-if (!/^[A-Za-z0-9_]+$/.test(dbName)) throw new Error(`unexpected database name: ${dbName}`);
+const dbName = databaseName(DATABASE_URL);
 const QUEUE_PREFIX = `bench-notify-${process.pid}`;
 const SECRET = randomBytes(24).toString('hex');
 
-const started = performance.now();
-const step = (label) => console.log(`[${((performance.now() - started) / 1000).toFixed(1)}s] ${label}`);
+const step = stepper();
 
 let server = null;
 let db = null;
@@ -72,70 +74,18 @@ let smtp = null;
 let dataApi = null;
 let accepted = 0;
 
-async function maintenance(sql) {
-  const url = new URL(DATABASE_URL);
-  url.pathname = '/postgres';
-  const admin = new pg.Client({ connectionString: url.toString() });
-  await admin.connect();
-  try {
-    await admin.query(sql);
-  } finally {
-    await admin.end();
-  }
-}
-
-function cli(...argv) {
-  const res = spawnSync(process.execPath, [path.join(root, DIST, 'src/cli.js'), ...argv], {
-    cwd: root,
-    env: { ...process.env, DATABASE_URL, REDIS_URL: '', NODE_ENV: 'production', LOG_LEVEL: 'error' },
-    encoding: 'utf8',
-  });
-  if (res.status !== 0) throw new Error(`cli ${argv.join(' ')} failed:\n${res.stderr}${res.stdout}`);
-  return JSON.parse(res.stdout.trim().split('\n').pop());
-}
-
-async function deleteQueueKeys() {
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  try {
-    await redis.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${QUEUE_PREFIX}:*`, 'COUNT', 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-}
-
 let cleaned = false;
 async function cleanUp() {
   if (cleaned) return;
   cleaned = true;
-  if (server && server.child.exitCode === null && server.child.signalCode === null) {
-    const exited = new Promise((r) => server.child.once('exit', r));
-    server.child.kill('SIGTERM');
-    const timer = setTimeout(() => server.child.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
-  }
+  await stopAllServices();
   await db?.end().catch(() => {});
   await new Promise((r) => (smtp ? smtp.close(r) : r()));
   await new Promise((r) => (dataApi ? dataApi.close(r) : r()));
-  await deleteQueueKeys().catch((e) => console.warn(`could not delete the queue keys: ${e.message}`));
-  if (!args['keep-db']) {
-    await maintenance(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`).catch((e) =>
-      console.warn(`could not drop ${dbName}: ${e.message}`),
-    );
-  }
+  await deleteQueueKeys(REDIS_URL, QUEUE_PREFIX);
+  if (!args['keep-db']) await dropDatabase(DATABASE_URL);
 }
-const onSignal = () => {
-  server?.child.kill('SIGKILL');
-  cleanUp().finally(() => process.exit(130));
-};
-process.once('SIGINT', onSignal);
-process.once('SIGTERM', onSignal);
+onInterrupt(cleanUp);
 
 /** An SMTP server on loopback that accepts every message (and counts them). */
 async function startSmtp() {
@@ -173,30 +123,18 @@ async function startDataApi() {
   return dataApi.address().port;
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-
 async function main() {
   step(`database ${dbName}`);
-  await maintenance(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-  await maintenance(`CREATE DATABASE "${dbName}"`);
-  cli('migrate');
-  const { token } = cli('bootstrap', '--account', 'bench', '--email', 'admin@bench.test');
+  await recreateDatabase(DATABASE_URL);
+  const { token } = migrateAndBootstrap(DIST, DATABASE_URL, { account: 'bench', email: 'admin@bench.test' });
   const smtpPort = await startSmtp();
   const dataPort = await startDataApi();
   step('starting the service');
   server = await startService({
     name: 'the service',
     argv: [`${DIST}/src/main.js`],
-    cwd: root,
     env: {
-      NODE_ENV: 'production',
-      ALLOW_HTTP: 'true',
-      LOG_LEVEL: 'silent',
-      RATE_LIMIT_MAX: '1000000',
-      MIGRATIONS_RUN: 'false',
+      ...productionEnv,
       REDIS_URL,
       RUN_JOBS_IN_PROCESS: 'true',
       OUTBOX_RELAY_INTERVAL_MS: '200',
@@ -211,32 +149,13 @@ async function main() {
       ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
     },
     hide: ['SECRETS_KEY'],
-    onSpawn: (child) => (server = { child, pid: child.pid }),
   });
-  const api = async (method, url, body) => {
-    const res = await fetch(`${server.base}${url}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text}`);
-    return text ? JSON.parse(text) : null;
-  };
+  const api = (method, url, body) => request(server.base, method, url, body, { token });
   db = new pg.Client({ connectionString: DATABASE_URL });
   await db.connect();
 
   step('a deployment, a dashboard and a notification');
-  const dep = (
-    await api('POST', '/build/api/v1/deployments', {
-      name: 'Notified',
-      cloudProvider: 'aws',
-      isManaged: true,
-      region: 'aws-us-east-1',
-      targetPlatform: 'cubecloud',
-      creationStep: 'ready',
-    })
-  ).id;
+  const dep = (await api('POST', '/build/api/v1/deployments', deploymentBody('Notified'))).id;
   await api('PUT', `/api/v1/deployments/${dep}/env-vars`, {
     env_variables: [{ name: 'CUBEJS_API_SECRET', value: SECRET }],
   });

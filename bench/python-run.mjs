@@ -14,22 +14,32 @@
 // recreated, migrated and bootstrapped through the service's CLI, dropped at the end),
 // BENCH_REDIS_URL (default redis://127.0.0.1:6379; '' for none: the cache is then in-process).
 // Prints a Markdown table and one JSON line.
-/* global fetch, clearTimeout */
-import { spawnSync } from 'node:child_process';
+/* global fetch */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
-import { startService } from './service.mjs';
+import {
+  api as request,
+  benchOptions,
+  databaseName,
+  deploymentBody,
+  dropDatabase,
+  migrateAndBootstrap,
+  nearestRank,
+  productionEnv,
+  recreateDatabase,
+  root,
+  startService,
+  stepper,
+  stopAllServices,
+  stopService,
+} from './service.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..');
 const { values: args } = parseArgs({
   options: {
-    dist: { type: 'string', default: process.env.BENCH_DIST ?? 'dist' },
+    dist: benchOptions.dist,
     cold: { type: 'string', default: '3' },
     warm: { type: 'string', default: '5' },
     rows: { type: 'string', default: '100' },
@@ -47,8 +57,7 @@ if (!fs.existsSync(path.join(DIST, 'src/modules/python-runs/python-runs.module.j
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL =
   process.env.BENCH_PY_DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/bench_py_${process.pid}`;
-const dbName = decodeURIComponent(new URL(DATABASE_URL).pathname.slice(1));
-if (!/^[A-Za-z0-9_]+$/.test(dbName)) throw new Error(`unexpected database name: ${dbName}`);
+const dbName = databaseName(DATABASE_URL);
 const SECRET = randomBytes(24).toString('hex');
 // One key for both starts of the service: the embed key and the env vars are sealed with it.
 const SECRETS_KEY = process.env.SECRETS_KEY ?? randomBytes(32).toString('base64');
@@ -61,8 +70,7 @@ const CODE = [
   'output = {"total": total, "byCity": by_city}',
 ].join('\n');
 
-const started = performance.now();
-const step = (label) => console.log(`[${((performance.now() - started) / 1000).toFixed(1)}s] ${label}`);
+const step = stepper();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------------------------------------
@@ -93,40 +101,14 @@ const DATA_API_URL = `http://127.0.0.1:${dataApi.address().port}`;
 // ---------------------------------------------------------------------------------------------
 // Set-up and clean-up
 
-async function maintenance(sql) {
-  const url = new URL(DATABASE_URL);
-  url.pathname = '/postgres';
-  const admin = new pg.Client({ connectionString: url.toString() });
-  await admin.connect();
-  try {
-    await admin.query(sql);
-  } finally {
-    await admin.end();
-  }
-}
-
-function cli(...argv) {
-  const res = spawnSync(process.execPath, [path.join(DIST, 'src/cli.js'), ...argv], {
-    cwd: root,
-    env: { ...process.env, DATABASE_URL, REDIS_URL: '', NODE_ENV: 'production', LOG_LEVEL: 'error' },
-    encoding: 'utf8',
-  });
-  if (res.status !== 0) throw new Error(`cli ${argv.join(' ')} failed:\n${res.stderr}${res.stdout}`);
-  return JSON.parse(res.stdout.trim().split('\n').pop());
-}
-
 let server = null;
 async function startServer(poolSize) {
   server = await startService({
     name: `the service (PYTHON_POOL_SIZE=${poolSize})`,
     argv: [path.join(DIST, 'src/main.js')],
-    cwd: root,
     env: {
-      NODE_ENV: 'production',
-      ALLOW_HTTP: 'true',
+      ...productionEnv,
       LOG_LEVEL: 'warn',
-      RATE_LIMIT_MAX: '1000000',
-      MIGRATIONS_RUN: 'false',
       DATABASE_URL,
       REDIS_URL,
       QUEUE_PREFIX: `bench-py-${process.pid}-${poolSize}`,
@@ -136,50 +118,19 @@ async function startServer(poolSize) {
       PYTHON_RUN_CACHE_SECONDS: '60',
     },
     hide: ['SECRETS_KEY'],
-    onSpawn: (child) => (server = { child, pid: child.pid }),
   });
 }
-async function stopServer() {
-  if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return;
-  const exited = new Promise((r) => server.child.once('exit', r));
-  server.child.kill('SIGTERM');
-  const timer = setTimeout(() => server.child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-process.on('exit', () => {
-  if (server && server.child.exitCode === null && server.child.signalCode === null)
-    server.child.kill('SIGKILL');
-});
+const stopServer = () => stopService(server, 10_000);
 
 // ---------------------------------------------------------------------------------------------
 // The API
 
 let adminToken = null;
-async function api(method, p, body, token = adminToken) {
-  const res = await fetch(server.base + p, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 500)}`);
-  return text ? JSON.parse(text) : null;
-}
+const api = (method, p, body, token = adminToken) => request(server.base, method, p, body, { token });
 
 /** The account's data: a deployment on the loopback data API, a published Python report, a token. */
 async function setUp() {
-  const { id: dep } = await api('POST', '/build/api/v1/deployments', {
-    name: 'python bench',
-    cloudProvider: 'aws',
-    isManaged: true,
-    region: 'aws-us-east-1',
-    targetPlatform: 'cubecloud',
-    creationStep: 'ready',
-  });
+  const { id: dep } = await api('POST', '/build/api/v1/deployments', deploymentBody('python bench'));
   await api('PUT', `/api/v1/deployments/${dep}/env-vars`, {
     env_variables: [{ name: 'CUBEJS_API_SECRET', value: SECRET }],
   });
@@ -232,11 +183,13 @@ async function timedRun(target, token, sqlQuery) {
   return ms;
 }
 
-function summary(samples) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const median = sorted[Math.floor((sorted.length - 1) / 2)];
-  return { median, min: sorted[0], max: sorted[sorted.length - 1], n: samples.length };
-}
+/** The lower median (nearest rank), min, max and number of the samples. */
+const summary = (samples) => ({
+  median: nearestRank(samples, 0.5),
+  min: Math.min(...samples),
+  max: Math.max(...samples),
+  n: samples.length,
+});
 const fmt = (ms) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
 
 // ---------------------------------------------------------------------------------------------
@@ -246,10 +199,11 @@ const results = {};
 let exitCode = 0;
 try {
   step(`recreating the database ${dbName}`);
-  await maintenance(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-  await maintenance(`CREATE DATABASE "${dbName}"`);
-  cli('migrate');
-  adminToken = cli('bootstrap', '--account', 'bench-py', '--email', 'admin@bench-py.test').token;
+  await recreateDatabase(DATABASE_URL);
+  adminToken = migrateAndBootstrap(DIST, DATABASE_URL, {
+    account: 'bench-py',
+    email: 'admin@bench-py.test',
+  }).token;
 
   step('cold: PYTHON_POOL_SIZE=0, each run starts its own child');
   await startServer(0);
@@ -292,10 +246,8 @@ try {
   console.error(error);
   exitCode = 1;
 } finally {
-  await stopServer().catch(() => {});
+  await stopAllServices(10_000).catch(() => {});
   dataApi.close();
-  await maintenance(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`).catch((e) =>
-    console.warn(`could not drop ${dbName}: ${e.message}`),
-  );
+  await dropDatabase(DATABASE_URL);
 }
 process.exit(exitCode);

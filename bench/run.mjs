@@ -60,15 +60,27 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { clearTimeout } from 'node:timers';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { startService } from './service.mjs';
+import {
+  CLK_TCK,
+  copyBuild,
+  cpuBetween,
+  cpuSample,
+  databaseName,
+  median,
+  onInterrupt,
+  procTicks,
+  productionEnv,
+  removeDir,
+  root,
+  startService,
+  stopAllServices,
+  stopService,
+} from './service.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..');
+const here = path.join(root, 'bench');
 const { values: args } = parseArgs({
   options: {
     rounds: { type: 'string', default: '3' },
@@ -114,28 +126,21 @@ const GET_VS_PLAIN = NODE_MAJOR >= 24 ? 0.7 : 0.5;
 
 const SOURCE_DIST = process.env.BENCH_DIST ?? 'dist';
 // The service and the baseline run a private copy of the build, so a rebuild during the bench
-// changes neither. It lives under bench/results/ (gitignored), where node still resolves the
-// repository's node_modules. The plain server needs no build.
-const DIST = `bench/results/.dist-${process.pid}`;
+// changes neither (bench/results/.dist-<pid>). The plain server needs no build.
 const needsDist = names.includes('service') || names.includes('baseline');
-if (needsDist) {
-  if (!fs.existsSync(path.join(root, SOURCE_DIST, 'src/main.js')))
-    throw new Error(`${SOURCE_DIST}/src/main.js is missing`);
-  fs.cpSync(path.join(root, SOURCE_DIST), path.join(root, DIST), { recursive: true });
-}
-// The earlier build, copied likewise.
-const BEFORE_DIST = `bench/results/.before-${process.pid}`;
-if (names.includes('before')) {
-  if (!fs.existsSync(path.join(root, args.before, 'src/main.js')))
-    throw new Error(`${args.before}/src/main.js is missing`);
-  fs.cpSync(path.join(root, args.before), path.join(root, BEFORE_DIST), { recursive: true });
-}
-const buildStamp = fs.existsSync(path.join(root, DIST, '.build-stamp'))
-  ? fs.readFileSync(path.join(root, DIST, '.build-stamp'), 'utf8').trim()
-  : null;
+if (needsDist && !fs.existsSync(path.join(root, SOURCE_DIST, 'src/main.js')))
+  throw new Error(`${SOURCE_DIST}/src/main.js is missing`);
+const { dist: DIST, stamp: buildStamp } = needsDist
+  ? copyBuild(SOURCE_DIST, 'dist')
+  : { dist: `bench/results/.dist-${process.pid}`, stamp: null };
+// The earlier build, copied likewise (bench/results/.before-<pid>).
+if (names.includes('before') && !fs.existsSync(path.join(root, args.before, 'src/main.js')))
+  throw new Error(`${args.before}/src/main.js is missing`);
+const BEFORE_DIST = names.includes('before')
+  ? copyBuild(args.before, 'before').dist
+  : `bench/results/.before-${process.pid}`;
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const POOL_SIZE = process.env.DATABASE_POOL_SIZE ?? '10';
-const CLK_TCK = 100; // USER_HZ on Linux (`getconf CLK_TCK`)
 
 const stateFile = path.join(here, '.state.json');
 if (!fs.existsSync(stateFile)) throw new Error('bench/.state.json is missing: run node bench/seed.mjs first');
@@ -150,19 +155,9 @@ await db.connect();
 // ---------------------------------------------------------------------------------------------
 // Servers
 
-/** Every server process started, so that none outlives the bench. */
-const allProcesses = [];
-
-async function startServer(name, argv, env) {
-  return startService({
-    name,
-    argv,
-    cwd: root,
-    node: NODE,
-    env: { ...env, DATABASE_URL, DATABASE_POOL_SIZE: POOL_SIZE },
-    onSpawn: (child) => allProcesses.push({ name, child }),
-  });
-}
+/** One server process (bench/service.mjs: none outlives the bench). */
+const startServer = (name, argv, env) =>
+  startService({ name, argv, node: NODE, env: { ...env, DATABASE_URL, DATABASE_POOL_SIZE: POOL_SIZE } });
 
 /** `--processes` processes of one server, one after the other, each on its own port. */
 async function startGroup(name, argv, env) {
@@ -179,26 +174,11 @@ async function startGroup(name, argv, env) {
 }
 
 /** SIGTERM, then SIGKILL whatever has not exited 5 s later; resolves when all have exited. */
-async function stopProcesses(procs) {
-  const gone = (p) => p.child.exitCode !== null || p.child.signalCode !== null;
-  await Promise.all(
-    procs.map(async (p) => {
-      if (gone(p)) return;
-      const exited = new Promise((r) => p.child.once('exit', r));
-      p.child.kill('SIGTERM');
-      const timer = setTimeout(() => p.child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    }),
-  );
-}
+const stopProcesses = (procs) => Promise.all(procs.map((p) => stopService(p)));
 
-const procStat = (pid) => {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return Number(fields[11]) + Number(fields[12]); // utime + stime, in clock ticks
-};
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
-const groupTicks = (pids) => sum(pids.map(procStat));
+/** utime + stime of the processes, in clock ticks. */
+const groupTicks = (pids) => sum(pids.map((pid) => procTicks(pid)));
 /** Peak RSS of the processes, in MB: the sum of each one's VmHWM. */
 const hwmMb = (pids) =>
   sum(
@@ -208,49 +188,9 @@ const hwmMb = (pids) =>
   );
 const resetHwm = (pids) => pids.forEach((pid) => fs.writeFileSync(`/proc/${pid}/clear_refs`, '5'));
 
-const dbName = decodeURIComponent(new URL(DATABASE_URL).pathname.slice(1));
-/** CPU ticks of each PostgreSQL backend serving the bench database (its title names it), by pid. */
-function pgTicks() {
-  const ticks = new Map();
-  for (const pid of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const title = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      if (title.startsWith('postgres: ') && title.includes(` ${dbName} `)) ticks.set(pid, procStat(pid));
-    } catch {
-      /* gone */
-    }
-  }
-  return ticks;
-}
-/**
- * Ticks the bench database's backends used between two samples. A backend that went away in
- * between (a pool closing an idle connection) is left out: idle, it used next to nothing.
- */
-const pgDelta = (before, after) => {
-  let sum = 0;
-  for (const [pid, t] of after) sum += t - (before.get(pid) ?? 0);
-  return sum;
-};
-/** Machine-wide busy and total ticks (/proc/stat), the server's, the database's and our own. */
-function sample(pids) {
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = fs
-    .readFileSync('/proc/stat', 'utf8')
-    .split('\n')[0]
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  const busy = user + nice + system + irq + softirq + steal;
-  const self = process.cpuUsage();
-  return {
-    busy,
-    total: busy + idle + iowait,
-    server: groupTicks(pids),
-    pg: pgTicks(),
-    self: ((self.user + self.system) / 1e6) * CLK_TCK,
-  };
-}
+const dbName = databaseName(DATABASE_URL);
+/** CPU ticks of the machine, the servers, the bench database's backends and this process. */
+const sample = (pids) => cpuSample(pids, dbName);
 /** Waits until the processes have used no CPU for 400 ms (at most 15 s). */
 async function waitIdle(pids) {
   let last = groupTicks(pids);
@@ -412,24 +352,21 @@ async function run(server, key, seconds, measure = true) {
   // wait until it is idle, then charge its CPU time to every request sent.
   await waitIdle(server.pids);
   if (!measure) return null;
-  const after = sample(server.pids);
-  const ms = (ticks) => (ticks / CLK_TCK) * 1000;
-  const serverTicks = after.server - before.server;
-  const pgTicks = pgDelta(before.pg, after.pg);
-  const otherTicks = after.busy - before.busy - serverTicks - pgTicks - (after.self - before.self);
+  const ticks = cpuBetween(before, sample(server.pids));
+  const ms = (t) => (t / CLK_TCK) * 1000;
   const out = {
     rps: result['2xx'] / result.duration,
     p50: result.latency.p50,
     p99: result.latency.p99,
-    cpuMsPerReq: ms(serverTicks) / Math.max(1, sent),
-    dbCpuMsPerReq: ms(pgTicks) / Math.max(1, sent),
+    cpuMsPerReq: ms(ticks.server) / Math.max(1, sent),
+    dbCpuMsPerReq: ms(ticks.pg) / Math.max(1, sent),
     peakRssMb: hwmMb(server.pids),
     requests: sent,
     completed: result.requests.total,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
     // CPU used by anything else on the machine (other people's tests...), as a share of all cores.
-    othersCpuPct: (100 * Math.max(0, otherTicks)) / Math.max(1, after.total - before.total),
+    othersCpuPct: (100 * ticks.others) / Math.max(1, ticks.total),
   };
   if (scenario.remaining) {
     const removed = before.placements - (await scenario.remaining());
@@ -441,22 +378,12 @@ async function run(server, key, seconds, measure = true) {
 // ---------------------------------------------------------------------------------------------
 // Main
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-
 /** The command line of each server, by name. */
 const SERVER_COMMANDS = {
   service: () => [
     [`${DIST}/src/main.js`],
     {
-      NODE_ENV: 'production',
-      ALLOW_HTTP: 'true',
-      LOG_LEVEL: 'silent',
-      RATE_LIMIT_MAX: '1000000',
-      MIGRATIONS_RUN: 'false',
+      ...productionEnv,
       REDIS_URL,
       QUEUE_PREFIX: 'bench',
       // One key for all the service's processes.
@@ -476,20 +403,12 @@ const SERVER_COMMANDS = {
 };
 
 const servers = {};
-// Ctrl-C or a kill: stop the servers before leaving (the finally below does not run then).
-const onSignal = () => {
-  for (const p of allProcesses) p.child.kill('SIGKILL');
-  if (needsDist) fs.rmSync(path.join(root, DIST), { recursive: true, force: true });
-  fs.rmSync(path.join(root, BEFORE_DIST), { recursive: true, force: true });
-  process.exit(130);
+const removeBuilds = () => {
+  if (needsDist) removeDir(DIST);
+  removeDir(BEFORE_DIST);
 };
-process.once('SIGINT', onSignal);
-process.once('SIGTERM', onSignal);
-// Last resort, whatever ends this process (an uncaught error included): no server outlives it.
-process.on('exit', () => {
-  for (const p of allProcesses)
-    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
-});
+// Ctrl-C or a kill: stop the servers before leaving (the finally below does not run then).
+const offInterrupt = onInterrupt(removeBuilds);
 
 try {
   for (const name of names) {
@@ -751,11 +670,9 @@ try {
   fs.writeFileSync(path.join(dir, `${out.date.replace(/[:.]/g, '-')}.json`), text);
   console.log(`wrote bench/results/latest.json`);
 } finally {
-  await stopProcesses(allProcesses);
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
-  if (needsDist) fs.rmSync(path.join(root, DIST), { recursive: true, force: true });
-  fs.rmSync(path.join(root, BEFORE_DIST), { recursive: true, force: true });
+  await stopAllServices();
+  offInterrupt();
+  removeBuilds();
   await db.query(`DELETE FROM report_placements WHERE external_workbook_id LIKE 'bench-%'`).catch(() => {});
   await db.end();
 }

@@ -14,15 +14,13 @@
 // jsonb, pivot items on 30%), 0 to 5 placements per report (~1.6 on average; placement_id NULL on
 // ~10% legacy rows, some of which hold their sheet and anchor only in result_location; sheet_id
 // NULL on ~20%), 30,000 report views; then VACUUM ANALYZE.
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { cli as runCli, recreateDatabase, root, stepper } from './service.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..');
+const here = path.join(root, 'bench');
 const { values: args } = parseArgs({
   options: { reports: { type: 'string', default: '100000' }, folders: { type: 'string', default: '1000' } },
 });
@@ -32,34 +30,13 @@ const DIST = path.resolve(root, process.env.BENCH_DIST ?? 'dist');
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/bench';
 const STATE_FILE = path.join(here, '.state.json');
 
-const started = performance.now();
-const step = (label) => console.log(`[${((performance.now() - started) / 1000).toFixed(1)}s] ${label}`);
-
-/** Recreates the database named in DATABASE_URL through the maintenance database. */
-async function recreateDatabase() {
-  const url = new URL(DATABASE_URL);
-  const name = decodeURIComponent(url.pathname.slice(1));
-  if (!/^[A-Za-z0-9_]+$/.test(name)) throw new Error(`unexpected database name: ${name}`);
-  url.pathname = '/postgres';
-  const admin = new pg.Client({ connectionString: url.toString() });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-}
+const step = stepper();
 
 /** Runs the service's CLI and returns its last stdout line (JSON). */
-function cli(...argv) {
-  const res = spawnSync(process.execPath, [path.join(DIST, 'src/cli.js'), ...argv], {
-    env: { ...process.env, DATABASE_URL, REDIS_URL: '', NODE_ENV: 'production', LOG_LEVEL: 'error' },
-    encoding: 'utf8',
-  });
-  if (res.status !== 0) throw new Error(`cli ${argv.join(' ')} failed:\n${res.stderr}${res.stdout}`);
-  return JSON.parse(res.stdout.trim().split('\n').pop());
-}
+const cli = (...argv) => runCli(DIST, DATABASE_URL, ...argv);
 
 step(`recreating ${DATABASE_URL.replace(/\/\/[^@]*@/, '//')}`);
-await recreateDatabase();
+await recreateDatabase(DATABASE_URL);
 step('migrating (cli migrate)');
 cli('migrate');
 step('bootstrapping the admin (cli bootstrap)');

@@ -1,7 +1,200 @@
-// Starting the built service for a bench: a free port on loopback, then /health/live.
+// The harness shared by the benches that run the built service: a database of their own (created,
+// migrated and bootstrapped through the service's CLI, dropped at the end), a private copy of the
+// build, the service as a child process on a free loopback port, JSON requests to it, CPU
+// accounting from /proc, the queue keys of a run, progress lines and the statistics of the tables.
+// Each bench keeps only what it measures.
 /* global fetch */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
+import { clearTimeout } from 'node:timers';
+import { fileURLToPath } from 'node:url';
+import Redis from 'ioredis';
+import pg from 'pg';
+
+/** The repository's root: the working directory of the service and its CLI. */
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+/** parseArgs options of the benches with a database of their own: --dist (default BENCH_DIST, else dist), --keep-db. */
+export const benchOptions = {
+  dist: { type: 'string', default: process.env.BENCH_DIST ?? 'dist' },
+  'keep-db': { type: 'boolean', default: false },
+};
+
+/** The option `--name` of the parsed `args` as a positive integer; throws otherwise. */
+export function positiveInt(args, name) {
+  const n = Number(args[name]);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
+  return n;
+}
+
+/** The option `--name` of the parsed `args` as a whole number (0 included); throws otherwise. */
+export function wholeNumber(args, name) {
+  const n = Number(args[name]);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a whole number`);
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Progress and statistics
+
+/** A progress logger: `step(label)` prints `[<seconds since stepper()>s] label`. */
+export function stepper() {
+  const started = performance.now();
+  return (label) => console.log(`[${((performance.now() - started) / 1000).toFixed(1)}s] ${label}`);
+}
+
+const sorted = (xs) => [...xs].sort((a, b) => a - b);
+
+/** The median (the mean of the two middle samples when their number is even). */
+export const median = (xs) => {
+  const s = sorted(xs);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+/** Nearest rank: the smallest sample with at least the share `q` of the samples at or below it. */
+export const nearestRank = (xs, q) => sorted(xs)[Math.ceil(q * xs.length) - 1];
+
+/** The p95 by nearest rank (with 5 samples, the slowest). */
+export const p95 = (xs) => nearestRank(xs, 0.95);
+
+/** Runs, median, p95, min and max of timings (ms), then `cpu` (see cpuPerOp), then the samples. */
+export const timingSummary = (samples, cpu) => ({
+  runs: samples.length,
+  medianMs: median(samples),
+  p95Ms: p95(samples),
+  minMs: Math.min(...samples),
+  maxMs: Math.max(...samples),
+  ...cpu,
+  samplesMs: samples.map((x) => Math.round(x * 10) / 10),
+});
+
+// ---------------------------------------------------------------------------------------------
+// The database, the build and its CLI
+
+/** The database named in `databaseUrl`; throws unless it is a plain name (it goes into SQL). */
+export function databaseName(databaseUrl) {
+  const name = decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
+  if (!/^[A-Za-z0-9_]+$/.test(name)) throw new Error(`unexpected database name: ${name}`);
+  return name;
+}
+
+/** Runs a statement on the maintenance database (`postgres`) of the server of `databaseUrl`. */
+export async function maintenance(databaseUrl, sql) {
+  const url = new URL(databaseUrl);
+  url.pathname = '/postgres';
+  const admin = new pg.Client({ connectionString: url.toString() });
+  await admin.connect();
+  try {
+    await admin.query(sql);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** Drops (with its connections) and creates again the database of `databaseUrl`. */
+export async function recreateDatabase(databaseUrl) {
+  const name = databaseName(databaseUrl);
+  await maintenance(databaseUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await maintenance(databaseUrl, `CREATE DATABASE "${name}"`);
+}
+
+/** Drops the database of `databaseUrl` at the end of a bench; warns instead of throwing. */
+export async function dropDatabase(databaseUrl) {
+  const name = databaseName(databaseUrl);
+  await maintenance(databaseUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch((e) =>
+    console.warn(`could not drop ${name}: ${e.message}`),
+  );
+}
+
+/**
+ * Runs the CLI of the build `dist` (relative to the root, or absolute) on `databaseUrl`, without
+ * Redis, and returns its last stdout line (JSON).
+ */
+export function cli(dist, databaseUrl, ...argv) {
+  const res = spawnSync(process.execPath, [path.resolve(root, dist, 'src/cli.js'), ...argv], {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: '',
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'error',
+    },
+    encoding: 'utf8',
+  });
+  if (res.status !== 0) throw new Error(`cli ${argv.join(' ')} failed:\n${res.stderr}${res.stdout}`);
+  return JSON.parse(res.stdout.trim().split('\n').pop());
+}
+
+/** `cli migrate`, then `cli bootstrap` of an account and its admin; returns the latter's answer (`token`...). */
+export function migrateAndBootstrap(dist, databaseUrl, { account, email }) {
+  cli(dist, databaseUrl, 'migrate');
+  return cli(dist, databaseUrl, 'bootstrap', '--account', account, '--email', email);
+}
+
+/**
+ * Copies the build `source` to bench/results/.<name>-<pid> (gitignored; node still resolves the
+ * repository's node_modules from there), so a rebuild meanwhile does not change the servers.
+ * Returns the copy's path relative to the root and the build's stamp (null without one).
+ */
+export function copyBuild(source, name) {
+  const dist = `bench/results/.${name}-${process.pid}`;
+  const stampFile = path.join(root, source, '.build-stamp');
+  const stamp = fs.existsSync(stampFile) ? fs.readFileSync(stampFile, 'utf8').trim() : null;
+  fs.mkdirSync(path.join(root, 'bench/results'), { recursive: true });
+  fs.cpSync(path.join(root, source), path.join(root, dist), { recursive: true });
+  return { dist, stamp };
+}
+
+/** Removes a directory (a build copy, a temporary directory) relative to the root, or absolute. */
+export const removeDir = (dir) => fs.rmSync(path.resolve(root, dir), { recursive: true, force: true });
+
+/** Deletes the Redis keys of a run's queues (`<prefix>:*`) at the end of a bench; warns instead of throwing. */
+export async function deleteQueueKeys(redisUrl, prefix) {
+  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } catch (e) {
+    console.warn(`could not delete the queue keys: ${e.message}`);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The service
+
+/** Every server process started here and still running: none outlives the bench. */
+const running = new Set();
+const isRunning = (child) => child.exitCode === null && child.signalCode === null;
+// Last resort, whatever ends the bench (an uncaught error included).
+process.on('exit', () => {
+  for (const child of running) if (isRunning(child)) child.kill('SIGKILL');
+});
+
+/**
+ * The service's environment as the benches run it: as in production, over plain HTTP on loopback,
+ * silent, without rate limit, the database migrated beforehand (by the CLI).
+ */
+export const productionEnv = {
+  NODE_ENV: 'production',
+  ALLOW_HTTP: 'true',
+  LOG_LEVEL: 'silent',
+  RATE_LIMIT_MAX: '1000000',
+  MIGRATIONS_RUN: 'false',
+};
 
 /** A TCP port free on loopback at the moment of asking. */
 export const freePort = () =>
@@ -13,12 +206,12 @@ export const freePort = () =>
   });
 
 /**
- * Starts `node argv` with `env` (plus PORT and HOST of a free loopback port) and resolves once it
- * answers /health/live, or rejects with its stderr when it exits first or takes over 60 s.
- * `onSpawn` sees the child at once, so a caller can kill it whatever happens next. `command` is
- * the line to print, with `hide` (e.g. a secret) shown as `<random>`.
+ * Starts `node argv` in `cwd` (default the root) with `env` (plus PORT and HOST of a free loopback
+ * port) and resolves once it answers /health/live, or kills it and rejects with its stderr when
+ * it exits first or takes over 60 s. Answers { name, child, pid, port, base, command }: `command`
+ * is the line to print, with the variables named in `hide` (e.g. a secret) shown as `<random>`.
  */
-export async function startService({ name, argv, env, cwd, node = process.execPath, onSpawn, hide = [] }) {
+export async function startService({ name, argv, env, cwd = root, node = process.execPath, hide = [] }) {
   const port = await freePort();
   const fullEnv = { ...env, PORT: String(port), HOST: '127.0.0.1' };
   const child = spawn(node, argv, {
@@ -26,7 +219,8 @@ export async function startService({ name, argv, env, cwd, node = process.execPa
     env: { ...process.env, ...fullEnv },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  onSpawn?.(child);
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let stderr = '';
   child.stderr.on('data', (c) => (stderr += c));
   const exited = new Promise((_, reject) =>
@@ -47,6 +241,9 @@ export async function startService({ name, argv, env, cwd, node = process.execPa
   })();
   try {
     await Promise.race([ready, exited]);
+  } catch (e) {
+    if (isRunning(child)) child.kill('SIGKILL');
+    throw e;
   } finally {
     waiting = false;
     exited.catch(() => {});
@@ -58,3 +255,147 @@ export async function startService({ name, argv, env, cwd, node = process.execPa
   const shownNode = node === process.execPath ? 'node' : node;
   return { name, child, pid: child.pid, port, base, command: `${shown} ${shownNode} ${argv.join(' ')}` };
 }
+
+/** Stops a service (null: nothing): SIGTERM, then SIGKILL if it has not exited `graceMs` later. */
+export async function stopService(server, graceMs = 5000) {
+  if (!server || !isRunning(server.child)) return;
+  const exited = new Promise((r) => server.child.once('exit', r));
+  server.child.kill('SIGTERM');
+  const timer = setTimeout(() => server.child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Stops every service still running, all at once (as stopService). */
+export const stopAllServices = (graceMs = 5000) =>
+  Promise.all([...running].map((child) => stopService({ child }, graceMs)));
+
+/** SIGKILLs every service still running (Ctrl-C). */
+export const killAllServices = () => running.forEach((child) => child.kill('SIGKILL'));
+
+/**
+ * On SIGINT or SIGTERM (after which no `finally` runs): kills the services, awaits `cleanUp` and
+ * exits with 130. Returns a function that removes the handlers.
+ */
+export function onInterrupt(cleanUp) {
+  const handler = () => {
+    killAllServices();
+    Promise.resolve()
+      .then(cleanUp)
+      .finally(() => process.exit(130));
+  };
+  process.once('SIGINT', handler);
+  process.once('SIGTERM', handler);
+  return () => {
+    process.off('SIGINT', handler);
+    process.off('SIGTERM', handler);
+  };
+}
+
+/**
+ * One JSON request to the service at `base` (as `token`, if any; `body` sent as JSON, a string as
+ * it is). Throws unless the status is `expect`; returns the parsed answer (null when empty).
+ */
+export async function api(base, method, p, body, { token, expect = 200 } = {}) {
+  const res = await fetch(base + p, {
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status !== expect) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 500)}`);
+  return text ? JSON.parse(text) : null;
+}
+
+/** The body of a deployment ready to use (POST /build/api/v1/deployments). */
+export const deploymentBody = (name) => ({
+  name,
+  cloudProvider: 'aws',
+  isManaged: true,
+  region: 'aws-us-east-1',
+  targetPlatform: 'cubecloud',
+  creationStep: 'ready',
+});
+
+// ---------------------------------------------------------------------------------------------
+// CPU accounting: /proc/<pid>/stat of the servers, the backends of the database, /proc/stat
+
+/** USER_HZ on Linux (`getconf CLK_TCK`). */
+export const CLK_TCK = 100;
+
+const statFields = (pid) => fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+
+/** utime + stime of a process, in ticks; with `children`, plus those of the children it reaped. */
+export function procTicks(pid, children = false) {
+  const f = statFields(pid);
+  return Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0);
+}
+
+/** The ticks of each PostgreSQL backend serving the database `dbName` (its title names it), by pid. */
+export function pgTicks(dbName) {
+  const ticks = new Map();
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const title = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (title.startsWith('postgres: ') && title.includes(` ${dbName} `)) ticks.set(pid, procTicks(pid));
+    } catch {
+      /* gone */
+    }
+  }
+  return ticks;
+}
+
+/**
+ * Machine-wide busy and total ticks (/proc/stat), the servers' (`pids`, with their reaped children
+ * when `children`), the database's backends' and this process's own.
+ */
+export function cpuSample(pids, dbName, children = false) {
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = fs
+    .readFileSync('/proc/stat', 'utf8')
+    .split('\n')[0]
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const busy = user + nice + system + irq + softirq + steal;
+  const self = process.cpuUsage();
+  return {
+    busy,
+    total: busy + idle + iowait,
+    server: pids.reduce((a, pid) => a + procTicks(pid, children), 0),
+    pg: pgTicks(dbName),
+    self: ((self.user + self.system) / 1e6) * CLK_TCK,
+  };
+}
+
+/**
+ * Ticks used between two samples: the servers', the database's (a backend gone in between, a pool
+ * closing an idle connection, is left out: idle, it used next to nothing), the others' and all.
+ */
+export function cpuBetween(before, after) {
+  const server = after.server - before.server;
+  let pgSum = 0;
+  for (const [pid, t] of after.pg) pgSum += t - (before.pg.get(pid) ?? 0);
+  const others = Math.max(0, after.busy - before.busy - server - pgSum - (after.self - before.self));
+  return { server, pg: pgSum, others, total: after.total - before.total };
+}
+
+/** No ticks, to add to (addTicks). */
+export const NO_TICKS = { server: 0, pg: 0, others: 0, total: 0 };
+/** The sum of two cpuBetween answers. */
+export const addTicks = (a, b) => ({
+  server: a.server + b.server,
+  pg: a.pg + b.pg,
+  others: a.others + b.others,
+  total: a.total + b.total,
+});
+/** The servers' and the database's CPU per operation (ms), and the others' share of the machine. */
+export const cpuPerOp = (t, ops) => ({
+  serverCpuMsPerOp: ((t.server / CLK_TCK) * 1000) / ops,
+  dbCpuMsPerOp: ((t.pg / CLK_TCK) * 1000) / ops,
+  othersCpuPct: (100 * t.others) / Math.max(1, t.total),
+});
