@@ -2,19 +2,15 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
-import { Client } from 'pg';
 import { OutboxRelay } from '../../src/core/queue/outbox.relay.js';
 import { DBT_FIXTURES } from '../fixtures/dbt/manifests.js';
 import { bearer, startApp, type TestApp } from '../support/app.js';
-import { REDIS_URL } from '../support/database.js';
 import { deploymentInput, waitFor } from '../support/factories.js';
-import { startProcess, type Proc } from '../support/process.js';
+import { Workers } from '../support/workers.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are parsed JSON */
 type Json = Record<string, any>;
 
-const WORKER = path.join(process.env.TEST_DIST_DIR ?? 'dist', 'src/worker.js');
 const gitEnv = {
   ...process.env,
   GIT_AUTHOR_NAME: 'dbt dev',
@@ -51,29 +47,10 @@ function dbtRepository(): string {
  */
 describe('dbt sync with worker processes', () => {
   let t: TestApp;
-  let redis: Redis;
-  let db: Client;
+  let workers: Workers;
   let id: number;
-  const workers: Proc[] = [];
   const base = () => `/api/v1/deployments/${id}`;
   const admin = () => bearer(t.admin.token);
-
-  async function startWorker(): Promise<Proc> {
-    const worker = startProcess(WORKER, {
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
-      DATABASE_URL: t.databaseUrl,
-      REDIS_URL,
-      QUEUE_PREFIX: t.config.queue.prefix,
-      OUTBOX_RELAY_INTERVAL_MS: '600000',
-      REPOS_DIR: t.config.dataModel.reposDir,
-      DBT_GIT_PROTOCOLS: 'file',
-      SECRETS_KEY: t.config.secretsKey.toString('base64'),
-    });
-    workers.push(worker);
-    await worker.waitFor(/worker started/, 60_000);
-    return worker;
-  }
 
   const relay = () => t.app.get(OutboxRelay).relayOnce();
   const status = async (syncJobId: string) =>
@@ -105,9 +82,7 @@ describe('dbt sync with worker processes', () => {
       OUTBOX_RELAY_INTERVAL_MS: '600000',
       DBT_GIT_PROTOCOLS: 'file',
     });
-    redis = new Redis(REDIS_URL);
-    db = new Client({ connectionString: t.databaseUrl });
-    await db.connect();
+    workers = await Workers.open(t, { DBT_GIT_PROTOCOLS: 'file' });
     const res = await t
       .http()
       .post('/build/api/v1/deployments')
@@ -123,17 +98,7 @@ describe('dbt sync with worker processes', () => {
   }, 60_000);
 
   afterAll(async () => {
-    for (const w of workers)
-      if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
-    await Promise.all(workers.map((w) => w.exit));
-    if (redis) {
-      const keys: string[] = [];
-      for await (const batch of redis.scanStream({ match: `${t.config.queue.prefix}:*`, count: 500 }))
-        keys.push(...(batch as string[]));
-      if (keys.length > 0) await redis.del(...keys);
-      redis.disconnect();
-    }
-    await db?.end();
+    await workers?.close();
     await t?.close();
   }, 30_000);
 
@@ -149,7 +114,7 @@ describe('dbt sync with worker processes', () => {
       message: `dbt sync ${res.body.syncJobId} was cancelled before it started`,
     });
 
-    await startWorker();
+    await workers.start();
     // The worker runs the deployment's first build (queued before it started) and takes the
     // cancelled sync's job, which finds nothing to do.
     const [build] = await t.sql<{ run_id: string }>(
@@ -187,28 +152,14 @@ describe('dbt sync with worker processes', () => {
   }, 120_000);
 
   it('finishes a sync once when its worker is killed (kill -9) after moving the branch', async () => {
-    const worker =
-      workers.find((w) => w.child.exitCode === null && w.child.signalCode === null) ?? (await startWorker());
+    const worker = workers.running() ?? (await workers.start());
     // Stop the sync in the middle, deterministically: its commit moves the branch's ref, then the
     // unit of work recording the branch waits behind a lock this test holds on model_branches.
-    await db.query('BEGIN');
-    await db.query('LOCK TABLE model_branches IN SHARE MODE');
+    await workers.pauseWritesTo('model_branches');
     const res = await t.http().post(`${base()}/dbt-sync`).set(admin()).send({});
     expect(res.status).toBe(200);
     const { syncJobId, branchName } = res.body as { syncJobId: string; branchName: string };
-    const blocked = await waitFor(
-      async () =>
-        (
-          await db.query<{ pid: number }>(
-            `SELECT pid FROM pg_stat_activity
-             WHERE datname = current_database() AND application_name = 'platform-api:worker'
-               AND wait_event_type = 'Lock'`,
-          )
-        ).rows,
-      (rows) => rows.length === 1,
-      30_000,
-      100,
-    );
+    const blocked = await workers.waitForBlockedWorker(30_000);
     expect(blocked).toHaveLength(1);
     const session = blocked[0].pid;
     expect(await runOf(syncJobId)).toMatchObject({ status: 'running', attempts: 1, phase: 'branch-commit' });
@@ -216,15 +167,7 @@ describe('dbt sync with worker processes', () => {
     const moved = gitIn('rev-parse', `refs/heads/${branchName}`);
     expect(moved).toMatch(/^[0-9a-f]{40}$/);
 
-    worker.child.kill('SIGKILL');
-    await worker.exit;
-    await db.query('ROLLBACK');
-    await waitFor(
-      async () => (await db.query(`SELECT pid FROM pg_stat_activity WHERE pid = $1`, [session])).rows,
-      (rows) => rows.length === 0,
-      20_000,
-      100,
-    );
+    await workers.killBlocked(worker, session);
     expect(await runOf(syncJobId)).toMatchObject({ status: 'running', attempts: 1, finished_at: null });
     expect(
       await t.sql(`SELECT 1 FROM model_branches WHERE deployment_id = $1 AND name = $2`, [id, branchName]),
@@ -232,9 +175,8 @@ describe('dbt sync with worker processes', () => {
 
     // Time passes: the dead worker's leases run out. A new worker and one relay pass finish it.
     const runId = (await runOf(syncJobId)).id;
-    await t.sql(`UPDATE job_runs SET lease_until = now() - interval '1 second' WHERE id = $1`, [runId]);
-    await t.sql(`UPDATE job_outbox SET lease_until = now() - interval '1 second' WHERE run_id = $1`, [runId]);
-    await startWorker();
+    await workers.expireLeases(runId);
+    await workers.start();
     await relay();
     const done = await waitFor(
       () => status(syncJobId),

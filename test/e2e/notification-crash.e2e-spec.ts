@@ -1,21 +1,16 @@
-import path from 'node:path';
-import { Redis } from 'ioredis';
-import { Client } from 'pg';
 import { JobSchedules } from '../../src/core/queue/job-schedules.service.js';
 import { OutboxRelay } from '../../src/core/queue/outbox.relay.js';
 import { bearer, newUser, startApp, type Actor, type TestApp } from '../support/app.js';
 import { startDataApiFake, type DataApiFake } from '../support/data-api-fake.js';
-import { REDIS_URL } from '../support/database.js';
 import { waitFor } from '../support/factories.js';
-import { startProcess, type Proc } from '../support/process.js';
 import { newDeployment, newReport } from '../support/reports.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { killHard, Workers } from '../support/workers.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are parsed JSON */
 type Json = Record<string, any>;
 
-const WORKER = path.join(process.env.TEST_DIST_DIR ?? 'dist', 'src/worker.js');
 const SECRET = 'c'.repeat(40);
 
 /**
@@ -28,44 +23,65 @@ const SECRET = 'c'.repeat(40);
  */
 describe('notification runs with worker processes', () => {
   let t: TestApp;
-  let redis: Redis;
-  let db: Client;
+  let workers: Workers;
   let sink: SmtpSink;
   let fake: DataApiFake;
   let dep: number;
   let recipients: Actor[];
-  const workers: Proc[] = [];
   const admin = () => bearer(t.admin.token);
+  const relay = () => t.app.get(OutboxRelay).relayOnce();
 
-  async function startWorker(extra: Record<string, string> = {}): Promise<Proc> {
-    const worker = startProcess(WORKER, {
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
-      DATABASE_URL: t.databaseUrl,
-      REDIS_URL,
-      QUEUE_PREFIX: t.config.queue.prefix,
-      OUTBOX_RELAY_INTERVAL_MS: '600000',
-      REPOS_DIR: t.config.dataModel.reposDir,
-      SECRETS_KEY: t.config.secretsKey.toString('base64'),
-      WORKER_QUEUES: 'default',
-      ...fake.env(),
-      ...sink.env,
-      ...extra,
-    });
-    workers.push(worker);
-    await worker.waitFor(/worker started/, 60_000);
-    return worker;
+  /** A new workbook of the deployment; its id. */
+  const newWorkbook = async (name: string) =>
+    (await t.http().post(`/api/v1/deployments/${dep}/workbooks`).set(admin()).send({ name }).expect(200)).body
+      .id as number;
+
+  /**
+   * Publishes workbook `wb` as a dashboard (`title`, `config`) and creates a notification of it on
+   * `schedule` to `to` (users); the notification.
+   */
+  async function newNotification(
+    wb: number,
+    dashboard: { title: string; config: Json },
+    schedule: Json,
+    to: Actor[],
+  ): Promise<Json> {
+    const published = (
+      await t
+        .http()
+        .post(`/api/v1/deployments/${dep}/workbooks/${wb}/publish`)
+        .set(admin())
+        .send({ workbookId: wb, ...dashboard })
+        .expect(200)
+    ).body as Json;
+    const n = (
+      await t
+        .http()
+        .post(`/api/v1/deployments/${dep}/notifications`)
+        .set(admin())
+        .send({ dashboardId: published.id, ...schedule })
+        .expect(200)
+    ).body as Json;
+    await t
+      .http()
+      .post(`/api/v1/deployments/${dep}/notifications/${n.id}/recipients`)
+      .set(admin())
+      .send({ recipients: to.map((r) => ({ type: 'USER', userId: r.userId })) })
+      .expect(200);
+    return n;
   }
 
-  const relay = () => t.app.get(OutboxRelay).relayOnce();
+  /** Makes notification `id`'s schedule due at `at`, fires what is due a second later; how many fired. */
+  async function fireScheduleAt(id: number, at: string): Promise<number> {
+    await t.sql(`UPDATE job_schedules SET next_run_at = $1 WHERE owner = $2`, [at, `notification:${id}`]);
+    return t.app.get(JobSchedules).fireDue({ now: new Date(Date.parse(at) + 1_000) });
+  }
 
   beforeAll(async () => {
     [sink, fake] = await Promise.all([startSmtpSink(), startDataApiFake({ secret: SECRET })]);
     // This process records and hands over jobs only; worker processes run them.
     t = await startApp({ RUN_JOBS_IN_PROCESS: 'false', OUTBOX_RELAY_INTERVAL_MS: '600000', ...fake.env() });
-    redis = new Redis(REDIS_URL);
-    db = new Client({ connectionString: t.databaseUrl });
-    await db.connect();
+    workers = await Workers.open(t, { WORKER_QUEUES: 'default', ...fake.env(), ...sink.env });
     dep = await newDeployment(t, t.admin, 'Crash');
     await t
       .http()
@@ -80,95 +96,38 @@ describe('notification runs with worker processes', () => {
   }, 60_000);
 
   afterAll(async () => {
-    for (const w of workers)
-      if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
-    await Promise.all(workers.map((w) => w.exit));
-    if (redis) {
-      const keys: string[] = [];
-      for await (const batch of redis.scanStream({ match: `${t.config.queue.prefix}:*`, count: 500 }))
-        keys.push(...(batch as string[]));
-      if (keys.length > 0) await redis.del(...keys);
-      redis.disconnect();
-    }
-    await db?.end();
+    await workers?.close();
     await t?.close();
     await Promise.all([sink?.close(), fake?.close()]);
   }, 30_000);
 
   it('mails every recipient once when the worker running it is killed mid-run', async () => {
-    const wb = (
-      await t
-        .http()
-        .post(`/api/v1/deployments/${dep}/workbooks`)
-        .set(admin())
-        .send({ name: 'Ops' })
-        .expect(200)
-    ).body.id as number;
+    const wb = await newWorkbook('Ops');
     const report = await newReport(t, t.admin, dep, {
       name: 'Orders',
       workbookId: wb,
       jsonQuery: JSON.stringify({ measures: ['Orders.count'], dimensions: ['Orders.status'] }),
     });
-    const dashboard = (
-      await t
-        .http()
-        .post(`/api/v1/deployments/${dep}/workbooks/${wb}/publish`)
-        .set(admin())
-        .send({
-          workbookId: wb,
-          title: 'Ops daily',
-          config: {
-            widgets: [
-              {
-                id: 'w',
-                type: 'CHART',
-                position: { x: 0, y: 0, w: 4, h: 4 },
-                config: { reportId: report.id },
-              },
-            ],
-          },
-        })
-        .expect(200)
-    ).body as Json;
-    const n = (
-      await t
-        .http()
-        .post(`/api/v1/deployments/${dep}/notifications`)
-        .set(admin())
-        .send({ dashboardId: dashboard.id, scheduleType: 'DAILY', hour: 6 })
-        .expect(200)
-    ).body as Json;
-    await t
-      .http()
-      .post(`/api/v1/deployments/${dep}/notifications/${n.id}/recipients`)
-      .set(admin())
-      .send({ recipients: recipients.map((r) => ({ type: 'USER', userId: r.userId })) })
-      .expect(200);
+    const widget = {
+      id: 'w',
+      type: 'CHART',
+      position: { x: 0, y: 0, w: 4, h: 4 },
+      config: { reportId: report.id },
+    };
+    const n = await newNotification(
+      wb,
+      { title: 'Ops daily', config: { widgets: [widget] } },
+      { scheduleType: 'DAILY', hour: 6 },
+      recipients,
+    );
 
-    const worker = await startWorker();
+    const worker = await workers.start();
     // Stop the run in the middle, deterministically: it renders, then the unit of work recording
     // its deliveries waits behind a lock this test holds on notification_deliveries.
-    await db.query('BEGIN');
-    await db.query('LOCK TABLE notification_deliveries IN SHARE MODE');
-    await t.sql(`UPDATE job_schedules SET next_run_at = $1 WHERE owner = $2`, [
-      '2027-03-01T06:00:00Z',
-      `notification:${n.id}`,
-    ]);
-    expect(await t.app.get(JobSchedules).fireDue({ now: new Date('2027-03-01T06:00:01Z') })).toBe(1);
+    await workers.pauseWritesTo('notification_deliveries');
+    expect(await fireScheduleAt(n.id, '2027-03-01T06:00:00Z')).toBe(1);
     await relay();
-    const blocked = await waitFor(
-      async () =>
-        (
-          await db.query<{ pid: number }>(
-            `SELECT pid FROM pg_stat_activity
-             WHERE datname = current_database() AND application_name = 'platform-api:worker'
-               AND wait_event_type = 'Lock'`,
-          )
-        ).rows,
-      (rows) => rows.length === 1,
-      60_000,
-      100,
-    );
+    const blocked = await workers.waitForBlockedWorker(60_000);
     expect(blocked).toHaveLength(1);
     const session = blocked[0].pid;
     const [run] = await t.sql<{ id: string; job_run_id: string; status: string }>(
@@ -179,26 +138,13 @@ describe('notification runs with worker processes', () => {
     expect(await t.sql(`SELECT 1 FROM notification_renders WHERE run_id = $1`, [run.id])).toHaveLength(1);
     const loadsBefore = fake.requests.filter((r) => r.path.endsWith('/load')).length;
 
-    worker.child.kill('SIGKILL');
-    await worker.exit;
-    await db.query('ROLLBACK');
-    await waitFor(
-      async () => (await db.query(`SELECT pid FROM pg_stat_activity WHERE pid = $1`, [session])).rows,
-      (rows) => rows.length === 0,
-      20_000,
-      100,
-    );
+    await workers.killBlocked(worker, session);
     expect(await t.sql(`SELECT 1 FROM notification_deliveries WHERE run_id = $1`, [run.id])).toEqual([]);
     expect(sink.messages).toHaveLength(0);
 
     // Time passes: the dead worker's leases run out. A new worker and one relay pass finish it.
-    await t.sql(`UPDATE job_runs SET lease_until = now() - interval '1 second' WHERE id = $1`, [
-      run.job_run_id,
-    ]);
-    await t.sql(`UPDATE job_outbox SET lease_until = now() - interval '1 second' WHERE run_id = $1`, [
-      run.job_run_id,
-    ]);
-    await startWorker();
+    await workers.expireLeases(run.job_run_id);
+    await workers.start();
     await relay();
     await waitFor(
       () => t.sql<{ status: string }>(`SELECT status FROM job_runs WHERE id = $1`, [run.job_run_id]),
@@ -227,68 +173,38 @@ describe('notification runs with worker processes', () => {
     expect(await t.sql(`SELECT 1 FROM notification_runs WHERE notification_id = $1`, [n.id])).toHaveLength(1);
   }, 180_000);
   it('never sends again a delivery whose worker was killed while talking to the SMTP server', async () => {
-    for (const w of workers)
-      if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
-    await Promise.all(workers.map((w) => w.exit));
+    await workers.killAll();
     const sinkPort = Number(new URL(sink.url).port);
     const proxy = new TcpProxy('127.0.0.1', sinkPort);
     await proxy.listen();
     try {
-      const wb = (
-        await t
-          .http()
-          .post(`/api/v1/deployments/${dep}/workbooks`)
-          .set(admin())
-          .send({ name: 'Ops 2' })
-          .expect(200)
-      ).body.id as number;
-      const dashboard = (
-        await t
-          .http()
-          .post(`/api/v1/deployments/${dep}/workbooks/${wb}/publish`)
-          .set(admin())
-          .send({ workbookId: wb, title: 'Ops hourly', config: {} })
-          .expect(200)
-      ).body as Json;
-      const n = (
-        await t
-          .http()
-          .post(`/api/v1/deployments/${dep}/notifications`)
-          .set(admin())
-          .send({ dashboardId: dashboard.id, scheduleType: 'HOURLY', minute: 30 })
-          .expect(200)
-      ).body as Json;
-      await t
-        .http()
-        .post(`/api/v1/deployments/${dep}/notifications/${n.id}/recipients`)
-        .set(admin())
-        .send({ recipients: recipients.slice(0, 2).map((r) => ({ type: 'USER', userId: r.userId })) })
-        .expect(200);
+      const n = await newNotification(
+        await newWorkbook('Ops 2'),
+        { title: 'Ops hourly', config: {} },
+        { scheduleType: 'HOURLY', minute: 30 },
+        recipients.slice(0, 2),
+      );
       const before = sink.messages.length;
       // The SMTP server hangs: the deliveries are taken (`sending`) and wait for its greeting.
       proxy.freeze();
-      const worker = await startWorker({ SMTP_URL: `smtp://127.0.0.1:${proxy.port}` });
+      const worker = await workers.start({ SMTP_URL: `smtp://127.0.0.1:${proxy.port}` });
       await t.sql(`UPDATE job_schedules SET enabled = (owner = $1)`, [`notification:${n.id}`]);
-      await t.sql(`UPDATE job_schedules SET next_run_at = $1 WHERE owner = $2`, [
-        '2027-03-02T06:30:00Z',
-        `notification:${n.id}`,
-      ]);
-      expect(await t.app.get(JobSchedules).fireDue({ now: new Date('2027-03-02T06:30:01Z') })).toBe(1);
+      expect(await fireScheduleAt(n.id, '2027-03-02T06:30:00Z')).toBe(1);
       await relay();
+      const deliveries = () =>
+        t.sql<{ status: string; last_error: string }>(
+          `SELECT status, last_error FROM notification_deliveries WHERE notification_id = $1`,
+          [n.id],
+        );
       const sending = await waitFor(
-        () =>
-          t.sql<{ id: string; status: string }>(
-            `SELECT id, status FROM notification_deliveries WHERE notification_id = $1`,
-            [n.id],
-          ),
+        deliveries,
         (rows) => rows.length === 2 && rows.every((r) => r.status === 'sending'),
         60_000,
         100,
       );
       expect(sending.map((r) => r.status)).toEqual(['sending', 'sending']);
 
-      worker.child.kill('SIGKILL');
-      await worker.exit;
+      await killHard(worker);
       proxy.sever();
       proxy.resume();
 
@@ -297,14 +213,10 @@ describe('notification runs with worker processes', () => {
         `UPDATE job_outbox SET lease_until = now() - interval '1 second'
          WHERE name = 'notification.deliver' AND status = 'dispatched'`,
       );
-      await startWorker();
+      await workers.start();
       await relay();
       const settled = await waitFor(
-        () =>
-          t.sql<{ status: string; last_error: string }>(
-            `SELECT status, last_error FROM notification_deliveries WHERE notification_id = $1`,
-            [n.id],
-          ),
+        deliveries,
         (rows) => rows.every((r) => r.status === 'unknown'),
         60_000,
         200,

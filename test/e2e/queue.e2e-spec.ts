@@ -1,13 +1,10 @@
-import path from 'node:path';
-import { Redis } from 'ioredis';
-import { Client } from 'pg';
 import { OutboxRelay } from '../../src/core/queue/outbox.relay.js';
 import { JobQueue } from '../../src/core/queue/job-queue.service.js';
 import { bearer, expectErrorShape, startApp, type TestApp } from '../support/app.js';
-import { REDIS_URL } from '../support/database.js';
 import { deploymentInput, waitFor } from '../support/factories.js';
-import { freePort, startProcess, type Proc } from '../support/process.js';
+import { freePort } from '../support/process.js';
 import { RedisProcess } from '../support/redis-process.js';
+import { Workers } from '../support/workers.js';
 
 /**
  * The bound of a wait for a build to finish: a real compile, which a loaded machine slows down;
@@ -272,8 +269,8 @@ describe('job queue', () => {
     it('keeps a job recorded during the outage and runs it once Redis is back', async () => {
       const { buildId } = await recordUndispatchedBuild(t, deploymentId, t.admin.accountId);
 
-      // Several relay passes (500 ms apart) while Redis is down: the job waits, untouched.
-      await new Promise((r) => setTimeout(r, 1_600));
+      // Several relay passes while Redis is down: the job waits, untouched.
+      for (let pass = 0; pass < 3; pass += 1) await t.app.get(OutboxRelay).relayOnce();
       expect(await buildStatus(t, buildId)).toBe('queued');
       expect(await outboxRow(t, buildId)).toMatchObject({ status: 'pending', attempts: 0, last_error: null });
 
@@ -569,27 +566,9 @@ describe('job queue', () => {
   });
 
   describe('crash recovery (shared Redis, keys under a prefix of this test only)', () => {
-    const WORKER = path.join(process.env.TEST_DIST_DIR ?? 'dist', 'src/worker.js');
     let t: TestApp;
-    let redis: Redis;
-    let db: Client;
+    let workers: Workers;
     let deploymentId: number;
-    const workers: Proc[] = [];
-
-    /** A worker process (`node dist/src/worker.js`) on this test's database and queue prefix. */
-    async function startWorker(): Promise<Proc> {
-      const worker = startProcess(WORKER, {
-        NODE_ENV: 'test',
-        LOG_LEVEL: 'info',
-        DATABASE_URL: t.databaseUrl,
-        REDIS_URL,
-        QUEUE_PREFIX: t.config.queue.prefix,
-        OUTBOX_RELAY_INTERVAL_MS: '600000',
-      });
-      workers.push(worker);
-      await worker.waitFor(/worker started/, 60_000);
-      return worker;
-    }
 
     const relay = () => t.app.get(OutboxRelay).relayOnce();
     const bullKey = (jobId: string) => `${t.config.queue.prefix}:builds:${jobId}`;
@@ -604,22 +583,11 @@ describe('job queue', () => {
         )
       )[0];
 
-    /** Deletes this test's keys only (SCAN under its prefix): other tests share the server. */
-    async function wipeQueueKeys(): Promise<number> {
-      const keys: string[] = [];
-      const stream = redis.scanStream({ match: `${t.config.queue.prefix}:*`, count: 500 });
-      for await (const batch of stream) keys.push(...(batch as string[]));
-      if (keys.length > 0) await redis.del(...keys);
-      return keys.length;
-    }
-
     beforeAll(async () => {
       // This process only records and hands over jobs; worker processes run them, and the test
       // drives the relay itself (its timer is far off).
       t = await startApp({ RUN_JOBS_IN_PROCESS: 'false', OUTBOX_RELAY_INTERVAL_MS: '600000' });
-      redis = new Redis(REDIS_URL);
-      db = new Client({ connectionString: t.databaseUrl });
-      await db.connect();
+      workers = await Workers.open(t);
       const res = await t
         .http()
         .post('/build/api/v1/deployments')
@@ -630,14 +598,7 @@ describe('job queue', () => {
     }, 60_000);
 
     afterAll(async () => {
-      for (const w of workers)
-        if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
-      await Promise.all(workers.map((w) => w.exit));
-      if (redis) {
-        await wipeQueueKeys();
-        redis.disconnect();
-      }
-      await db?.end();
+      await workers?.close();
       if (t) await withTimeout(t.close(), 15_000);
     }, 30_000);
 
@@ -648,7 +609,7 @@ describe('job queue', () => {
       );
       const row = await outboxOf(build.id);
       expect(row).toMatchObject({ status: 'dispatched', dispatches: 1 });
-      expect(await redis.exists(bullKey(`outbox-${row.id}`))).toBe(1);
+      expect(await workers.redis.exists(bullKey(`outbox-${row.id}`))).toBe(1);
 
       // Within its lease, or past it while Redis still holds it waiting: nothing is re-sent.
       expect(await relay()).toBe(0);
@@ -657,13 +618,13 @@ describe('job queue', () => {
       expect(await outboxOf(build.id)).toMatchObject({ status: 'dispatched', dispatches: 1 });
 
       // Redis restarts without its data.
-      expect(await wipeQueueKeys()).toBeGreaterThan(0);
+      expect(await workers.deleteQueueKeys()).toBeGreaterThan(0);
       await expireOutboxLease(row.id);
       expect(await relay()).toBe(1);
       expect(await outboxOf(build.id)).toMatchObject({ status: 'dispatched', dispatches: 2 });
-      expect(await redis.exists(bullKey(`outbox-${row.id}-2`))).toBe(1);
+      expect(await workers.redis.exists(bullKey(`outbox-${row.id}-2`))).toBe(1);
 
-      await startWorker();
+      await workers.start();
       const done = await waitFor(
         () => buildRow(t, build.id),
         (b) => b?.status === 'succeeded',
@@ -683,9 +644,7 @@ describe('job queue', () => {
     });
 
     it('finishes a build exactly once when its worker is killed (kill -9) in the middle of it', async () => {
-      const worker =
-        workers.find((w) => w.child.exitCode === null && w.child.signalCode === null) ??
-        (await startWorker());
+      const worker = workers.running() ?? (await workers.start());
       const build = await recordUndispatchedBuild(t, deploymentId, t.admin.accountId);
       const { buildId, runId } = build;
       const row = await outboxOf(buildId);
@@ -694,8 +653,7 @@ describe('job queue', () => {
 
       // Stop the build in the middle, deterministically: the worker claims the run and enters its
       // first phase, then its first log line waits behind a lock this test holds on the log table.
-      await db.query('BEGIN');
-      await db.query('LOCK TABLE job_run_logs IN SHARE MODE');
+      await workers.pauseWritesTo('job_run_logs');
       await t.app.get(JobQueue).dispatch({
         id: row.id,
         name: 'deployment.build',
@@ -704,15 +662,7 @@ describe('job queue', () => {
         runId,
         attempts: 0,
       });
-      const waitingWorker = async () =>
-        (
-          await db.query<{ pid: number }>(
-            `SELECT pid FROM pg_stat_activity
-             WHERE datname = current_database() AND application_name = 'platform-api:worker'
-               AND wait_event_type = 'Lock'`,
-          )
-        ).rows;
-      const blocked = await waitFor(waitingWorker, (rows) => rows.length === 1, 20_000, 100);
+      const blocked = await workers.waitForBlockedWorker(20_000);
       expect(blocked).toHaveLength(1);
       const session = blocked[0].pid;
       // Mid-run: the worker holds the run (claimed once, leased, in its first phase).
@@ -720,26 +670,17 @@ describe('job queue', () => {
       expect(mid).toMatchObject({ status: 'running', attempts: 1, phase: 'checkout', finished_at: null });
       expect(mid.lease_until!.getTime()).toBeGreaterThan(Date.now());
 
-      worker.child.kill('SIGKILL');
-      await worker.exit;
-      await db.query('ROLLBACK');
-      // The dead worker's session runs its waiting statement, then ends once PostgreSQL notices
-      // the client is gone.
-      const gone = await waitFor(
-        async () => (await db.query(`SELECT pid FROM pg_stat_activity WHERE pid = $1`, [session])).rows,
-        (rows) => rows.length === 0,
-        20_000,
-        100,
-      );
+      // Killed (kill -9) and the lock released, the dead worker's session runs its waiting
+      // statement, then ends once PostgreSQL notices the client is gone.
+      const gone = await workers.killBlocked(worker, session);
       expect(gone).toEqual([]);
       // Nobody finished it: it is left running under a lease nobody renews.
       expect(await buildRow(t, buildId)).toMatchObject({ status: 'running', attempts: 1, finished_at: null });
 
       // Time passes: every lease the dead worker held runs out. A new worker and one relay pass
       // (the sweep puts the run back to queued; the lost job is handed over again) finish it.
-      await t.sql(`UPDATE job_runs SET lease_until = now() - interval '1 second' WHERE id = $1`, [runId]);
-      await expireOutboxLease(row.id);
-      await startWorker();
+      await workers.expireLeases(runId);
+      await workers.start();
       // (Bull may also hand the dead worker's job to the new one once its lock expires: either
       // way one claim takes the run over.)
       await relay();
