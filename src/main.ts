@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { AddressInfo } from 'node:net';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { createHttpApp } from './app.js';
@@ -50,8 +51,10 @@ async function main(): Promise<void> {
   await bootstrapEmbedded(app, config);
   await app.listen(config.http.port, config.http.host);
   const scheme = config.http.tlsCertFile ? 'https' : 'http';
+  // The port bound, which PORT=0 leaves to the system.
+  const address = app.getHttpServer().address() as AddressInfo | null;
   logger.log(
-    `listening on ${scheme}://${config.http.host}:${config.http.port} (started in ${Math.round(process.uptime() * 1000)} ms)`,
+    `listening on ${scheme}://${config.http.host}:${address?.port ?? config.http.port} (started in ${Math.round(process.uptime() * 1000)} ms)`,
   );
   shutdownOnSignals(app, config, logger);
 }

@@ -1,5 +1,6 @@
 import { bearer, expectErrorShape, type Actor, type TestApp } from '../support/app.js';
 import { setupIdentityApp } from '../support/identity.js';
+import { waitFor } from '../support/factories.js';
 
 interface KeyBody {
   id: number;
@@ -188,7 +189,13 @@ describe('api keys', () => {
     const key = (await createKey(viewer.token, { name: 'soon expired' })).body as KeyBody;
     expect((await whoAmI(key.token!)).status).toBe(200);
     await t.sql(`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, [key.id]);
-    const res = await whoAmI(key.token!);
+    // A change by hand reaches the principal cache through LISTEN/NOTIFY, a moment later.
+    const res = await waitFor(
+      () => whoAmI(key.token!).then((r) => r),
+      (r) => r.status === 401,
+      5_000,
+      50,
+    );
     expect(res.status).toBe(401);
     expectErrorShape(res.body, 401, 'unauthorized');
     // The owner's other credentials are unaffected.

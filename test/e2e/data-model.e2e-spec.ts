@@ -13,7 +13,7 @@ import {
   type TestApp,
 } from '../support/app.js';
 import { deploymentInput } from '../support/factories.js';
-import { freePort, startProcess } from '../support/process.js';
+import { startProcess } from '../support/process.js';
 
 const sha1 = (s: string) => createHash('sha1').update(s).digest('hex');
 
@@ -753,20 +753,19 @@ describe('data model on git', () => {
       const id = await createDeployment();
       await devMode(id);
       // A second API process on the same database and REPOS_DIR, as a second replica would be.
-      const port = await freePort();
       const replica = startProcess('dist/src/main.js', {
         DATABASE_URL: t.databaseUrl,
         REDIS_URL: t.config.queue.redisUrl ?? undefined,
         QUEUE_PREFIX: t.config.queue.prefix,
         REPOS_DIR: t.config.dataModel.reposDir,
-        PORT: String(port),
+        PORT: '0',
         HOST: '127.0.0.1',
         NODE_ENV: 'test',
         LOG_LEVEL: 'info',
         RATE_LIMIT_MAX: '1000000',
       });
       try {
-        await replica.waitFor(/listening/i, 60_000);
+        const port = await replica.listening(60_000);
         const url = `${base(id)}/data-model/files`;
         const results = await Promise.all(
           Array.from({ length: 10 }, (_, i) => {

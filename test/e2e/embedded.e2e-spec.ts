@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, getJson as get, startProcess } from '../support/process.js';
+import { getJson as get, startProcess } from '../support/process.js';
 
 /**
  * The service started with no configuration at all: the embedded database in a data directory,
@@ -15,17 +15,16 @@ describe('the embedded default (no DATABASE_URL, no REDIS_URL)', () => {
   afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
   it('starts with no configuration, prints an admin token once, keeps data across restarts, and locks its directory', async () => {
-    const port = await freePort();
-    const env = { DATA_DIR: dataDir, PORT: String(port), NODE_ENV: 'development' };
+    const env = { DATA_DIR: dataDir, PORT: '0', NODE_ENV: 'development' };
     const first = startProcess(MAIN, env);
     const [, token] = await first.waitFor(/Admin token[^\n]*\n\s*(pat_\S+)/, 60_000);
-    await first.waitFor(/listening on/, 60_000);
+    const port = await first.listening(60_000);
     const me = await get(port, '/api/v1/users/me', token);
     expect(me.body).toEqual(expect.objectContaining({ email: 'admin@example.com', isAdmin: true }));
     expect((await get(port, '/health/ready')).body.redis.status).toBe('not-configured');
     expect(first.output()).toContain('background jobs run in-process');
 
-    const second = startProcess(MAIN, { ...env, PORT: String(await freePort()) });
+    const second = startProcess(MAIN, env);
     expect(await second.exit).not.toBe(0);
     expect(second.output()).toContain('in use by another process');
 
@@ -33,8 +32,8 @@ describe('the embedded default (no DATABASE_URL, no REDIS_URL)', () => {
     expect(await first.exit).toBe(0);
 
     const restarted = startProcess(MAIN, env);
-    await restarted.waitFor(/listening on/, 60_000);
-    expect((await get(port, '/api/v1/users/me', token)).status).toBe(200);
+    const again = await restarted.listening(60_000);
+    expect((await get(again, '/api/v1/users/me', token)).status).toBe(200);
     expect(restarted.output()).not.toContain('Admin token');
     restarted.child.kill('SIGTERM');
     expect(await restarted.exit).toBe(0);

@@ -12,7 +12,7 @@ import {
   type TestApp,
 } from '../support/app.js';
 import { postDeployment } from '../support/factories.js';
-import { freePort, startProcess } from '../support/process.js';
+import { startProcess } from '../support/process.js';
 
 interface Item {
   name: string;
@@ -525,14 +525,13 @@ describe('deployment env vars', () => {
     it('keeps every value out of the log lines and the audit log, whatever the request', async () => {
       const id = await create();
       // The API as it runs in production, logging everything it logs (trace), on this database.
-      const port = await freePort();
       const proc = startProcess('dist/src/main.js', {
         DATABASE_URL: t.databaseUrl,
         REDIS_URL: t.config.queue.redisUrl ?? undefined,
         QUEUE_PREFIX: t.config.queue.prefix,
         REPOS_DIR: t.config.dataModel.reposDir,
         SECRETS_KEY: t.config.secretsKey.toString('base64'),
-        PORT: String(port),
+        PORT: '0',
         HOST: '127.0.0.1',
         NODE_ENV: 'test',
         LOG_LEVEL: 'trace',
@@ -544,6 +543,7 @@ describe('deployment env vars', () => {
         sentValues.push(value);
         return value;
       };
+      let port = 0;
       const call = async (method: string, path: string, token: string, body?: string) => {
         const res = await fetch(`http://127.0.0.1:${port}${path}`, {
           method,
@@ -555,7 +555,7 @@ describe('deployment env vars', () => {
       const send = (vars: unknown, token = t.admin.token) =>
         call('PUT', url(id), token, JSON.stringify({ env_variables: vars }));
       try {
-        await proc.waitFor(/listening/i, 60_000);
+        port = await proc.listening(60_000);
         expect(
           (await call('PUT', '/api/v1/tenant/settings', t.admin.token, '{"auditLogEnabled":true}')).status,
         ).toBe(200);

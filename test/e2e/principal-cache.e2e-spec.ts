@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { createTestDatabase, dropTestDatabase } from '../support/database.js';
-import { freePort, startProcess, type Json, type Proc } from '../support/process.js';
+import { startProcess, type Json, type Proc } from '../support/process.js';
 
 const run = promisify(execFile);
 
@@ -82,20 +82,19 @@ describe('principal cache (two API processes)', () => {
     const boot = await cli('bootstrap', '--account', 'acme', '--email', 'admin@acme.test');
     admin = boot.token as string;
     adminId = boot.userId as number;
-    for (let i = 0; i < 2; i++) {
-      const port = await freePort();
-      const proc = startProcess('dist/src/main.js', {
+    const procs = [0, 1].map(() =>
+      startProcess('dist/src/main.js', {
         DATABASE_URL: db.url,
-        PORT: String(port),
+        PORT: '0',
         HOST: '127.0.0.1',
         NODE_ENV: 'test',
         LOG_LEVEL: 'info',
         PRINCIPAL_CACHE_TTL_MS: '60000',
         RATE_LIMIT_MAX: '1000000',
-      });
-      servers.push({ proc, port });
-    }
-    await Promise.all(servers.map((s) => s.proc.waitFor(/listening/i, 60_000)));
+      }),
+    );
+    const ports = await Promise.all(procs.map((proc) => proc.listening(60_000)));
+    servers.push(...procs.map((proc, i) => ({ proc, port: ports[i] })));
   });
 
   afterAll(async () => {

@@ -1,10 +1,11 @@
 import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import { promisify } from 'node:util';
 import { createTestDatabase, dropTestDatabase, REDIS_URL } from '../support/database.js';
 import { waitFor } from '../support/factories.js';
-import { freePort, getJson as get, startProcess, type Json, type Proc } from '../support/process.js';
+import { getJson as get, startProcess, type Json, type Proc } from '../support/process.js';
 
 const run = promisify(execFile);
 const MAIN = 'dist/src/main.js';
@@ -79,15 +80,14 @@ describe('the API process on PostgreSQL and Redis', () => {
       },
     );
     token = JSON.parse(stdout).token;
-    port = await freePort();
     proc = startProcess(MAIN, {
       DATABASE_URL: db.url,
       REDIS_URL,
-      QUEUE_PREFIX: `p${port}`,
-      PORT: String(port),
+      QUEUE_PREFIX: `p${randomBytes(4).toString('hex')}`,
+      PORT: '0',
       NODE_ENV: 'development',
     });
-    await proc.waitFor(/listening on/);
+    port = await proc.listening();
   });
   afterAll(async () => {
     if (proc.child.exitCode === null) proc.child.kill('SIGKILL');
@@ -193,17 +193,16 @@ describe('graceful shutdown with keep-alive clients', () => {
   afterAll(() => dropTestDatabase(db.name));
 
   it('on SIGTERM closes kept-alive connections, answers in-flight requests with Connection: close, exits 0', async () => {
-    const port = await freePort();
     const proc = startProcess(MAIN, {
       DATABASE_URL: db.url,
       REDIS_URL,
-      QUEUE_PREFIX: `k${port}`,
-      PORT: String(port),
+      QUEUE_PREFIX: `k${randomBytes(4).toString('hex')}`,
+      PORT: '0',
       NODE_ENV: 'development',
       SHUTDOWN_TIMEOUT_MS: '30000',
     });
     try {
-      await proc.waitFor(/listening on/);
+      const port = await proc.listening();
       const idle = new http.Agent({ keepAlive: true, maxSockets: 1 });
       const busy = new http.Agent({ keepAlive: true, maxSockets: 1 });
       // Two kept-alive connections: one stays idle, the other carries a request in flight.
@@ -270,14 +269,13 @@ describe('graceful shutdown with keep-alive clients', () => {
   }, 90_000);
 
   it('`npm start` is stopped by SIGTERM to the npm process: the server exits and frees its port', async () => {
-    const port = await freePort();
     const child = spawn('npm', ['start', '--silent'], {
       env: {
         ...process.env,
         DATABASE_URL: db.url,
         REDIS_URL,
-        QUEUE_PREFIX: `n${port}`,
-        PORT: String(port),
+        QUEUE_PREFIX: `n${randomBytes(4).toString('hex')}`,
+        PORT: '0',
         NODE_ENV: 'development',
         LOG_LEVEL: 'info',
       },
@@ -297,6 +295,7 @@ describe('graceful shutdown with keep-alive clients', () => {
         100,
       );
       expect(listening).toMatch(/listening on/);
+      const port = Number(/listening on \w+:\/\/[^\s]+:(\d+) /.exec(listening)![1]);
       expect(await portIsFree(port)).toBe(false);
 
       child.kill('SIGTERM');

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,7 +7,7 @@ import { promisify } from 'node:util';
 import { createTestDatabase, dropTestDatabase, REDIS_URL } from '../support/database.js';
 import { deploymentInput } from '../support/factories.js';
 import { startKubernetesFake, type KubernetesFake } from '../support/kubernetes-fake.js';
-import { freePort, getJson, startProcess, type Proc } from '../support/process.js';
+import { getJson, startProcess, type Proc } from '../support/process.js';
 
 const run = promisify(execFile);
 // The build under test: dist/ (`npm test` builds it), or TEST_DIST_DIR's.
@@ -28,7 +29,7 @@ describe('the API process with DEPLOYMENT_RUNTIME', () => {
     LOG_LEVEL: 'trace',
   });
   const refused = async (env: Record<string, string>) => {
-    const proc = startProcess(MAIN, { ...base(), PORT: String(await freePort()), ...env });
+    const proc = startProcess(MAIN, { ...base(), PORT: '0', ...env });
     expect(await proc.exit).toBe(1);
     expect(proc.output()).not.toContain('listening on');
     return proc.output();
@@ -83,15 +84,14 @@ describe('the API process with DEPLOYMENT_RUNTIME', () => {
         { env: { ...process.env, DATABASE_URL: db.url } },
       );
       token = JSON.parse(stdout).token;
-      port = await freePort();
       proc = startProcess(MAIN, {
         ...base(),
-        QUEUE_PREFIX: `rt${port}`,
-        PORT: String(port),
+        QUEUE_PREFIX: `rt${randomBytes(4).toString('hex')}`,
+        PORT: '0',
         HOST: '127.0.0.1',
         ...fake.env({ timeoutMs: 500 }),
       });
-      await proc.waitFor(/listening on/);
+      port = await proc.listening();
       const res = await fetch(`http://127.0.0.1:${port}/build/api/v1/deployments`, {
         method: 'POST',
         headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },

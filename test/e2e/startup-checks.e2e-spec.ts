@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { createTestDatabase, dropTestDatabase } from '../support/database.js';
-import { freePort, startProcess, type Proc } from '../support/process.js';
+import { startProcess, type Proc } from '../support/process.js';
 
 // The build under test: dist/ (`npm test` builds it), or TEST_DIST_DIR's.
 const MAIN = path.resolve(process.env.TEST_DIST_DIR ?? 'dist', 'src/main.js');
@@ -20,7 +20,7 @@ describe('start-up checks of the API process', () => {
     const proc = startProcess(MAIN, {
       ...production(),
       DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
-      PORT: String(await freePort()),
+      PORT: '0',
     });
     expect(await proc.exit).toBe(1);
     const out = proc.output();
@@ -35,16 +35,15 @@ describe('start-up checks of the API process', () => {
     let port: number;
     beforeAll(async () => {
       db = await createTestDatabase();
-      port = await freePort();
       proc = startProcess(MAIN, {
         ...production(),
         DATABASE_URL: db.url,
-        PORT: String(port),
+        PORT: '0',
         HOST: '127.0.0.1',
         TRUST_PROXY: 'loopback',
         MIGRATIONS_RUN: 'false',
       });
-      await proc.waitFor(/listening on/);
+      port = await proc.listening();
     });
     afterAll(async () => {
       if (proc.child.exitCode === null) {

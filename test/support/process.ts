@@ -16,6 +16,12 @@ export interface Proc {
   child: ChildProcess;
   output: () => string;
   waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<RegExpMatchArray>;
+  /**
+   * Waits for an API process's `listening on` line and answers the port it names: start it with
+   * `PORT: '0'` so the system picks a free port as it binds (a port picked beforehand by
+   * {@link freePort} can be taken by another process before the server binds it).
+   */
+  listening: (timeoutMs?: number) => Promise<number>;
   exit: Promise<number | null>;
 }
 
@@ -38,33 +44,36 @@ export function startProcess(
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const waitFor = (pattern: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> =>
+    new Promise<RegExpMatchArray>((resolve, reject) => {
+      const check = () => {
+        const m = out.match(pattern);
+        if (m) {
+          listeners.delete(check);
+          clearTimeout(timer);
+          resolve(m);
+        }
+      };
+      const timer = setTimeout(() => {
+        listeners.delete(check);
+        reject(new Error(`timed out waiting for ${pattern}; output:\n${out}`));
+      }, timeoutMs);
+      listeners.add(check);
+      void exit.then(() => {
+        if (!out.match(pattern)) {
+          clearTimeout(timer);
+          reject(new Error(`process exited before ${pattern}; output:\n${out}`));
+        }
+      });
+      check();
+    });
   return {
     child,
     output: () => out,
     exit,
-    waitFor: (pattern, timeoutMs = 30_000) =>
-      new Promise((resolve, reject) => {
-        const check = () => {
-          const m = out.match(pattern);
-          if (m) {
-            listeners.delete(check);
-            clearTimeout(timer);
-            resolve(m);
-          }
-        };
-        const timer = setTimeout(() => {
-          listeners.delete(check);
-          reject(new Error(`timed out waiting for ${pattern}; output:\n${out}`));
-        }, timeoutMs);
-        listeners.add(check);
-        void exit.then(() => {
-          if (!out.match(pattern)) {
-            clearTimeout(timer);
-            reject(new Error(`process exited before ${pattern}; output:\n${out}`));
-          }
-        });
-        check();
-      }),
+    waitFor,
+    listening: async (timeoutMs = 30_000) =>
+      Number((await waitFor(/listening on \w+:\/\/[^\s]+:(\d+) /, timeoutMs))[1]),
   };
 }
 
