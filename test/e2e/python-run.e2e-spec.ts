@@ -36,6 +36,22 @@ const CODE = [
 ].join('\n');
 const FAILING_CODE = 'print("before")\nraise ValueError("no data for you")';
 const SQL = "SELECT status, amount FROM orders WHERE region = 'eu'";
+/** A report's code that reaches for this (the API) process through Pyodide's JS bridge. */
+const ESCAPE_CODE = [
+  'from pyodide.ffi import to_js',
+  'js = to_js([1]).constructor.constructor',
+  "process = js('return process')()",
+  "print('env', js('return JSON')().stringify(process.env))",
+  "fs = process.getBuiltinModule('fs')",
+  "for p in ['/proc/self/environ', '/etc/passwd', __import__('os').path.abspath('package.json')]:",
+  '    try:',
+  "        print('file', p, fs.readFileSync(p, 'utf8'))",
+  '    except Exception as e:',
+  "        print('file', p, str(e).splitlines()[0])",
+  'output = len(rows)',
+].join('\n');
+/** In this process's environment before the app (and its sandbox pool) starts. */
+const PROCESS_SECRET = `python-run-secret-${process.pid}-${Date.now()}`;
 const ROWS = [
   { status: 'shipped', amount: 10 },
   { status: 'open', amount: 5 },
@@ -149,11 +165,13 @@ describe('python runs', () => {
   beforeAll(async () => {
     fake = await startDataApiFake({ secret: 'python-run-secret-'.repeat(3) });
     fake.onSql(() => ({ columns: ['status', 'amount'], rows: ROWS }));
+    process.env.PYTHON_RUN_TEST_SECRET = PROCESS_SECRET;
     t = await startApp({ ...fake.env(), PYTHON_POOL_SIZE: '1', PYTHON_RUN_CACHE_SECONDS: '60' });
     s = await setUp(t, t.admin, fake);
     token = await s.embedToken({ securityContext: context });
   });
   afterAll(async () => {
+    delete process.env.PYTHON_RUN_TEST_SECRET;
     await t?.close();
     await fake?.close();
   });
@@ -462,6 +480,58 @@ describe('python runs', () => {
         expect(fake.requests.slice(before).map((r) => r.securityContext)).toEqual([
           { tenant: 'acme', region: 'us' },
         ]);
+      },
+      RUN_TIMEOUT,
+    );
+
+    it(
+      'runs the code in the sandbox: the API process’s environment and files are out of reach',
+      async () => {
+        const as = bearer(t.admin.token);
+        const wb = (
+          await t
+            .http()
+            .post(`/api/v1/deployments/${s.dep}/workbooks`)
+            .set(as)
+            .send({ name: 'Escape book' })
+            .expect(200)
+        ).body.id as number;
+        const report = await newReport(t, t.admin, s.dep, {
+          name: 'Escape',
+          workbookId: wb,
+          sqlQuery: SQL,
+          pythonCode: ESCAPE_CODE,
+        });
+        const dashboard = (
+          await t
+            .http()
+            .post(`/api/v1/deployments/${s.dep}/workbooks/${wb}/publish`)
+            .set(as)
+            .send({ workbookId: wb, config: {} })
+            .expect(200)
+        ).body as Dashboard;
+        await t
+          .http()
+          .put(`/api/v1/deployments/${s.dep}/workbooks/${wb}/embed-access`)
+          .set(as)
+          .send({ allEmbedUsers: true, action: 'read' })
+          .expect(200);
+        const res = await run(
+          { reportId: report.id, reportVersionId: dashboard.reportSnapshots[0].id, sqlQuery: SQL },
+          dashboard.publicId,
+        );
+        expect(res.status).toBe(200);
+        expect(res.body).toMatchObject({ inputRowCount: 3, outputData: 3 });
+        expect(res.body.executionError).toBeUndefined();
+        const stdout = res.body.stdout as string;
+        // Pyodide's bridge reaches the child's Node process, which has an empty environment and
+        // sees no file of the host.
+        expect(stdout).toContain('env {"PWD":"/sandbox"}');
+        expect(stdout.match(/^file .* Error: ENOENT/gm)).toHaveLength(3);
+        const answer = JSON.stringify(res.body);
+        for (const secret of [PROCESS_SECRET, t.config.secretsKey.toString('base64'), t.databaseUrl]) {
+          expect(answer).not.toContain(secret);
+        }
       },
       RUN_TIMEOUT,
     );
