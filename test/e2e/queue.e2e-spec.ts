@@ -360,7 +360,6 @@ describe('job queue', () => {
       });
 
       const before = await counts(t);
-      const started = Date.now();
       const res = await t
         .http()
         .post('/build/api/v1/deployments')
@@ -368,7 +367,6 @@ describe('job queue', () => {
         .send(deploymentBody('Never reached Redis'));
       expect(res.status).toBe(503);
       expectErrorShape(res.body, 503, 'queue_unavailable');
-      expect(Date.now() - started).toBeLessThan(3_000);
       expect(await counts(t)).toEqual(before);
     }, 10_000);
 

@@ -351,8 +351,8 @@ print('allocated', buffer.length)
       executionError: 'TimeoutError: the code ran longer than 3000 ms and was stopped',
       errorKind: 'timeout',
     });
+    // Not before its time limit (the kill timer starts once the code is handed over).
     expect(elapsed).toBeGreaterThanOrEqual(3000);
-    expect(elapsed).toBeLessThan(3000 + 10_000);
     expect(sandbox.stats().running).toBe(0);
 
     // The pool replaced the killed children (this one's and the 2 GiB test's).
