@@ -973,3 +973,54 @@ describe('dbt sync', () => {
     });
   });
 });
+
+describe('dbt repositories limited to some hosts (DBT_GIT_HOSTS)', () => {
+  let t: TestApp;
+  let id: number;
+
+  beforeAll(async () => {
+    t = await startApp({ DBT_GIT_HOSTS: 'github.com,*.gitlab.example.com' });
+    const res = await t
+      .http()
+      .post('/build/api/v1/deployments')
+      .set(bearer(t.admin.token))
+      .send(deploymentInput({ name: 'Hosts' }))
+      .expect(200);
+    id = res.body.id as number;
+  });
+  afterAll(() => t.close());
+
+  const put = (repositoryUrl: string) =>
+    t
+      .http()
+      .put(`/api/v1/deployments/${id}/dbt-integration`)
+      .set(bearer(t.admin.token))
+      .send({ repositoryUrl, branch: 'main' });
+
+  it('takes a repository on a listed host, or below a listed *.domain', async () => {
+    for (const url of ['https://github.com/acme/dbt.git', 'https://code.gitlab.example.com/acme/dbt.git']) {
+      const res = await put(url);
+      expect({ url, status: res.status }).toEqual({ url, status: 200 });
+      expect(res.body.repositoryUrl).toBe(url);
+    }
+  });
+
+  it('refuses any other host with 400 invalid_dbt_repository_url, and keeps the saved one', async () => {
+    await put('https://github.com/acme/dbt.git').expect(200);
+    for (const url of [
+      'https://169.254.169.254/latest/meta-data',
+      'https://github.com.evil.test/acme/dbt.git',
+      'https://gitlab.example.com/acme/dbt.git',
+      'https://127.0.0.1/acme/dbt.git',
+    ]) {
+      const res = await put(url);
+      expect({ url, status: res.status }).toEqual({ url, status: 400 });
+      expectErrorShape(res.body, 400, 'invalid_dbt_repository_url');
+      expect(res.body.message).toMatch(
+        /which this service does not allow \(allowed: github\.com, \*\.gitlab\.example\.com\)/,
+      );
+    }
+    const saved = await t.http().get(`/api/v1/deployments/${id}/dbt-integration`).set(bearer(t.admin.token));
+    expect(saved.body.repositoryUrl).toBe('https://github.com/acme/dbt.git');
+  });
+});

@@ -94,6 +94,11 @@ export interface DbtSyncConfig {
    */
   gitProtocols: DbtGitProtocol[];
   /**
+   * The hosts a dbt repository URL may name (DBT_GIT_HOSTS; `*.domain` for every host below it),
+   * or null for any host. When set, git follows no HTTP redirect either.
+   */
+  gitHosts: string[] | null;
+  /**
    * Largest manifest a sync reads, bytes (DBT_MANIFEST_MAX_BYTES): the JSON body of
    * `POST .../dbt-sync` (that route alone) and `target/manifest.json` read from git.
    */
@@ -259,6 +264,7 @@ export const ENV_KEYS = [
   'GITHUB_APP_SLUG',
   'GITHUB_INSTALLATION_LINKING',
   'DBT_GIT_PROTOCOLS',
+  'DBT_GIT_HOSTS',
   'DBT_MANIFEST_MAX_BYTES',
   'DBT_GIT_TIMEOUT_MS',
   'DEPLOYMENT_RUNTIME',
@@ -445,6 +451,7 @@ export class AppConfig {
     this.runtime = runtimeConfig(env);
     this.dbtSync = {
       gitProtocols: parseGitProtocols(env.DBT_GIT_PROTOCOLS),
+      gitHosts: parseGitHosts(env.DBT_GIT_HOSTS),
       manifestMaxBytes: env.DBT_MANIFEST_MAX_BYTES ?? 50 * 1024 * 1024,
       gitTimeoutMs: env.DBT_GIT_TIMEOUT_MS ?? 120_000,
     };
@@ -607,6 +614,32 @@ function parseGitProtocols(value: string | undefined): DbtGitProtocol[] {
     );
   }
   return names as DbtGitProtocol[];
+}
+
+/**
+ * `DBT_GIT_HOSTS`: the hosts a dbt repository URL may name, separated by commas; `*.example.com`
+ * stands for every host below example.com. Unset: any host.
+ */
+function parseGitHosts(value: string | undefined): string[] | null {
+  if (value === undefined) return null;
+  const patterns = [
+    ...new Set(
+      value
+        .split(',')
+        .map((p) => p.trim().toLowerCase().replace(/\.$/, ''))
+        .filter((p) => p !== ''),
+    ),
+  ];
+  const label = '[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?';
+  const valid = new RegExp(`^(\\*\\.)?${label}(\\.${label})*$`);
+  const bad = patterns.filter((p) => !valid.test(p) || p === '*');
+  if (patterns.length === 0 || bad.length > 0) {
+    throw new ConfigError(
+      `Invalid configuration:\n  DBT_GIT_HOSTS: ${bad.length > 0 ? `${bad.join(', ')} is not a host name or *.domain` : 'names no host'}; ` +
+        'give host names separated by commas, such as github.com,*.gitlab.example.com',
+    );
+  }
+  return patterns;
 }
 
 function parseTrustProxy(value: string | undefined): string | number | boolean {

@@ -115,6 +115,7 @@ export class EnvSchema {
 
   /** Comma-separated git transports a dbt repository URL may use (`https,file`); checked in AppConfig. */
   @IsOptional() @IsString() DBT_GIT_PROTOCOLS?: string;
+  @IsOptional() @IsString() DBT_GIT_HOSTS?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1024) @Max(1073741824) DBT_MANIFEST_MAX_BYTES?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1000) @Max(3600000) DBT_GIT_TIMEOUT_MS?: number;
 

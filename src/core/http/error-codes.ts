@@ -274,7 +274,7 @@ export const ERROR_CODES = {
   invalid_dbt_repository_url: {
     status: 400,
     meaning:
-      'A dbt repository URL that is not an absolute URL, holds credentials, or uses a git transport outside `DBT_GIT_PROTOCOLS`.',
+      'A dbt repository URL that is not an absolute URL, holds credentials, uses a git transport outside `DBT_GIT_PROTOCOLS`, or names a host outside `DBT_GIT_HOSTS`.',
   },
   invalid_dbt_ref: {
     status: 400,

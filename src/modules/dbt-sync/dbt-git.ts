@@ -21,6 +21,11 @@ export interface DbtManifestSource {
 export interface DbtReadLimits {
   /** The transports git may use (`GIT_ALLOW_PROTOCOL`). */
   protocols: readonly string[];
+  /**
+   * Whether git may follow an HTTP redirect (`http.followRedirects`, git's default `initial`).
+   * Off where the hosts are limited (`DBT_GIT_HOSTS`): a redirect could lead elsewhere.
+   */
+  followRedirects: boolean;
   timeoutMs: number;
   maxBytes: number;
 }
@@ -63,14 +68,24 @@ export function manifestPath(projectRoot: string): string {
  * Credentials as configuration in the environment (`GIT_CONFIG_COUNT`), an HTTP header that
  * never lands in the command line, the URL or git's messages.
  */
-function authEnv(auth: DbtRepositoryAuth | null): Record<string, string> {
-  if (!auth) return {};
-  const basic = Buffer.from(`${auth.username}:${auth.token}`).toString('base64');
-  return {
-    GIT_CONFIG_COUNT: '1',
-    GIT_CONFIG_KEY_0: 'http.extraHeader',
-    GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
-  };
+/**
+ * git's configuration for one read, passed in the environment (`GIT_CONFIG_COUNT`, never on the
+ * command line, where `ps` would show a credential): the credentials as a header, and redirects
+ * refused when they are not allowed.
+ */
+function gitConfigEnv(auth: DbtRepositoryAuth | null, followRedirects: boolean): Record<string, string> {
+  const entries: [string, string][] = [];
+  if (auth) {
+    const basic = Buffer.from(`${auth.username}:${auth.token}`).toString('base64');
+    entries.push(['http.extraHeader', `Authorization: Basic ${basic}`]);
+  }
+  if (!followRedirects) entries.push(['http.followRedirects', 'false']);
+  const env: Record<string, string> = { GIT_CONFIG_COUNT: String(entries.length) };
+  entries.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+  });
+  return entries.length > 0 ? env : {};
 }
 
 function sourceError(err: unknown, what: string, timeoutMs: number): DbtSourceError {
@@ -96,7 +111,10 @@ export async function fetchManifest(
   source: DbtManifestSource,
   limits: DbtReadLimits,
 ): Promise<FetchedManifest> {
-  const env = { GIT_ALLOW_PROTOCOL: limits.protocols.join(':'), ...authEnv(source.auth) };
+  const env = {
+    GIT_ALLOW_PROTOCOL: limits.protocols.join(':'),
+    ...gitConfigEnv(source.auth, limits.followRedirects),
+  };
   const options = { env, timeoutMs: limits.timeoutMs };
   const candidates = source.ref.startsWith('refs/')
     ? [source.ref]

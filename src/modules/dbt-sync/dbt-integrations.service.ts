@@ -143,7 +143,10 @@ export class DbtIntegrations {
     }
   }
 
-  /** An absolute URL without credentials, whose transport is allowed (`DBT_GIT_PROTOCOLS`). */
+  /**
+   * An absolute URL without credentials, whose transport is allowed (`DBT_GIT_PROTOCOLS`) and,
+   * when `DBT_GIT_HOSTS` limits them, whose host is one of those.
+   */
   checkUrl(raw: string): string {
     const refuse = (why: string) => dbtSyncError('invalid_dbt_repository_url', `repositoryUrl ${why}`);
     // eslint-disable-next-line no-control-regex
@@ -165,8 +168,24 @@ export class DbtIntegrations {
     if (!(allowed as readonly string[]).includes(protocol)) {
       throw refuse(`uses ${protocol}://, which this service does not allow (allowed: ${allowed.join(', ')})`);
     }
+    const hosts = this.config.dbtSync.gitHosts;
+    if (hosts !== null && protocol !== 'file' && !hostAllowed(url.hostname, hosts)) {
+      throw refuse(
+        `points at ${url.hostname}, which this service does not allow (allowed: ${hosts.join(', ')})`,
+      );
+    }
     return raw;
   }
+}
+
+/** Whether `hostname` is one of `patterns`: a host itself, or `*.<domain>` for any host below it. */
+export function hostAllowed(hostname: string, patterns: readonly string[]): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  return patterns.some((pattern) =>
+    pattern.startsWith('*.')
+      ? host.endsWith(pattern.slice(1)) && host.length > pattern.length - 1
+      : host === pattern,
+  );
 }
 
 function toDto(row: IntegrationRow): DbtIntegrationDto {

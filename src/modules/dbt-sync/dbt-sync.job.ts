@@ -206,6 +206,7 @@ export class DbtSyncJob {
           },
           {
             protocols: dbtSync.gitProtocols,
+            followRedirects: dbtSync.gitHosts === null,
             timeoutMs: dbtSync.gitTimeoutMs,
             maxBytes: dbtSync.manifestMaxBytes,
           },
