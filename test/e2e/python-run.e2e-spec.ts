@@ -60,6 +60,38 @@ const ROWS = [
 
 const runPath = (publicId: string) => `/api/v1/embed/dashboard/${publicId}/python-run`;
 
+/** A new workbook of the deployment; its id. */
+async function newWorkbook(t: TestApp, actor: Actor, dep: number, name: string): Promise<number> {
+  const res = await t
+    .http()
+    .post(`/api/v1/deployments/${dep}/workbooks`)
+    .set(bearer(actor.token))
+    .send({ name })
+    .expect(200);
+  return res.body.id as number;
+}
+
+/** Publishes the workbook's dashboard (snapshotting its reports); the Dashboard answered. */
+async function publish(t: TestApp, actor: Actor, dep: number, wb: number): Promise<Dashboard> {
+  const res = await t
+    .http()
+    .post(`/api/v1/deployments/${dep}/workbooks/${wb}/publish`)
+    .set(bearer(actor.token))
+    .send({ workbookId: wb, config: {} })
+    .expect(200);
+  return res.body as Dashboard;
+}
+
+/** Shares the workbook's dashboard with every embed user of the account. */
+async function shareWithEmbedUsers(t: TestApp, actor: Actor, dep: number, wb: number): Promise<void> {
+  await t
+    .http()
+    .put(`/api/v1/deployments/${dep}/workbooks/${wb}/embed-access`)
+    .set(bearer(actor.token))
+    .send({ allEmbedUsers: true, action: 'read' })
+    .expect(200);
+}
+
 /** An account's data for python runs: a deployment whose data API is the fake, a shared dashboard. */
 interface Setup {
   dep: number;
@@ -82,14 +114,7 @@ async function setUp(t: TestApp, actor: Actor, fake: DataApiFake): Promise<Setup
     .send({ env_variables: [{ name: 'CUBEJS_API_SECRET', value: fake.secret }] })
     .expect(200);
   await t.http().put(SETTINGS).set(as).send({ pythonAnalysisEnabled: true }).expect(200);
-  const wb = (
-    await t
-      .http()
-      .post(`/api/v1/deployments/${dep}/workbooks`)
-      .set(as)
-      .send({ name: 'Sales book' })
-      .expect(200)
-  ).body.id as number;
+  const wb = await newWorkbook(t, actor, dep, 'Sales book');
   const python = (
     await newReport(t, actor, dep, { name: 'Totals', workbookId: wb, sqlQuery: SQL, pythonCode: CODE })
   ).id;
@@ -102,19 +127,8 @@ async function setUp(t: TestApp, actor: Actor, fake: DataApiFake): Promise<Setup
       pythonCode: FAILING_CODE,
     })
   ).id;
-  const published = await t
-    .http()
-    .post(`/api/v1/deployments/${dep}/workbooks/${wb}/publish`)
-    .set(as)
-    .send({ workbookId: wb, config: {} })
-    .expect(200);
-  await t
-    .http()
-    .put(`/api/v1/deployments/${dep}/workbooks/${wb}/embed-access`)
-    .set(as)
-    .send({ allEmbedUsers: true, action: 'read' })
-    .expect(200);
-  const dashboard = published.body as Dashboard;
+  const dashboard = await publish(t, actor, dep, wb);
+  await shareWithEmbedUsers(t, actor, dep, wb);
   let seq = 0;
   return {
     dep,
@@ -258,29 +272,13 @@ describe('python runs', () => {
 
     it('takes new snapshots at each publish: an edit shows only once published, and old versions stop running', async () => {
       const as = bearer(t.admin.token);
-      const wb = (
-        await t
-          .http()
-          .post(`/api/v1/deployments/${s.dep}/workbooks`)
-          .set(as)
-          .send({ name: 'Second book' })
-          .expect(200)
-      ).body.id as number;
+      const wb = await newWorkbook(t, t.admin, s.dep, 'Second book');
       const report = await newReport(t, t.admin, s.dep, {
         name: 'V',
         workbookId: wb,
         pythonCode: 'output = 1',
       });
-      const publish = async () =>
-        (
-          await t
-            .http()
-            .post(`/api/v1/deployments/${s.dep}/workbooks/${wb}/publish`)
-            .set(as)
-            .send({ workbookId: wb, config: {} })
-            .expect(200)
-        ).body as Dashboard;
-      const first = await publish();
+      const first = await publish(t, t.admin, s.dep, wb);
       await t
         .http()
         .put(reportsPath(s.dep, `/${report.id}`))
@@ -289,7 +287,7 @@ describe('python runs', () => {
         .expect(200);
       const unpublished = await t.http().get(`/api/v1/deployments/${s.dep}/workbooks/${wb}`).set(as);
       expect(unpublished.body.publishedDashboard.reportSnapshots).toEqual(first.reportSnapshots);
-      const second = await publish();
+      const second = await publish(t, t.admin, s.dep, wb);
       expect(second.versionNumber).toBe(2);
       expect(second.reportSnapshots).toEqual([
         expect.objectContaining({ reportId: report.id, versionNumber: 2, pythonCode: 'output = 2' }),
@@ -302,12 +300,7 @@ describe('python runs', () => {
       expect(rows[0].n).toBe(1);
 
       // The first version is no longer published: refused before anything runs.
-      await t
-        .http()
-        .put(`/api/v1/deployments/${s.dep}/workbooks/${wb}/embed-access`)
-        .set(as)
-        .send({ allEmbedUsers: true, action: 'read' })
-        .expect(200);
+      await shareWithEmbedUsers(t, t.admin, s.dep, wb);
       const old = await run(
         { reportId: report.id, reportVersionId: first.reportSnapshots[0].id, sqlQuery: SQL },
         second.publicId,
@@ -487,35 +480,15 @@ describe('python runs', () => {
     it(
       'runs the code in the sandbox: the API process’s environment and files are out of reach',
       async () => {
-        const as = bearer(t.admin.token);
-        const wb = (
-          await t
-            .http()
-            .post(`/api/v1/deployments/${s.dep}/workbooks`)
-            .set(as)
-            .send({ name: 'Escape book' })
-            .expect(200)
-        ).body.id as number;
+        const wb = await newWorkbook(t, t.admin, s.dep, 'Escape book');
         const report = await newReport(t, t.admin, s.dep, {
           name: 'Escape',
           workbookId: wb,
           sqlQuery: SQL,
           pythonCode: ESCAPE_CODE,
         });
-        const dashboard = (
-          await t
-            .http()
-            .post(`/api/v1/deployments/${s.dep}/workbooks/${wb}/publish`)
-            .set(as)
-            .send({ workbookId: wb, config: {} })
-            .expect(200)
-        ).body as Dashboard;
-        await t
-          .http()
-          .put(`/api/v1/deployments/${s.dep}/workbooks/${wb}/embed-access`)
-          .set(as)
-          .send({ allEmbedUsers: true, action: 'read' })
-          .expect(200);
+        const dashboard = await publish(t, t.admin, s.dep, wb);
+        await shareWithEmbedUsers(t, t.admin, s.dep, wb);
         const res = await run(
           { reportId: report.id, reportVersionId: dashboard.reportSnapshots[0].id, sqlQuery: SQL },
           dashboard.publicId,
