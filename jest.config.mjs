@@ -38,6 +38,7 @@ const SLOW = [
   'embedded',
   'fuzz',
   'migrations',
+  'model-sandbox',
   'notification-crash',
   'principal-cache',
   'processes',
