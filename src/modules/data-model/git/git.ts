@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { runCommand } from '../../../core/process/command-runner.js';
 
 /** What one git command printed, and how it ended. */
 export interface GitResult {
@@ -37,7 +37,7 @@ export const ZERO_OID = '0000000000000000000000000000000000000000';
  * user or system configuration, no prompts, and a fixed identity for the commits plumbing makes
  * (each commit names its author explicitly on top of this).
  */
-function baseEnv(extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
+function baseEnv(extra: Record<string, string> | undefined): Record<string, string> {
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: '/nonexistent',
@@ -62,43 +62,33 @@ export function redact(text: string): string {
 }
 
 /**
- * Runs `git --git-dir=<dir> <args>` with `execFile` (no shell). Plumbing is run this way, not
- * through a wrapper library: exit codes are answers here (`merge-tree` 1 = conflict,
- * `update-ref` failing = a lost compare-and-swap), and wrappers hide them.
+ * Runs `git --git-dir=<dir> <args>` (no shell), started by the command runner (a spawn from the
+ * API process costs in proportion to its memory; see core/process). Plumbing is run this way, not
+ * through a wrapper library: exit codes are answers here (`merge-tree` 1 = conflict, `update-ref`
+ * failing = a lost compare-and-swap), and wrappers hide them.
  */
-export function git(gitDir: string | null, args: string[], options: GitOptions = {}): Promise<GitResult> {
+export async function git(
+  gitDir: string | null,
+  args: string[],
+  options: GitOptions = {},
+): Promise<GitResult> {
   const full = [...(gitDir ? [`--git-dir=${gitDir}`] : []), ...args];
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      'git',
-      full,
-      {
-        env: baseEnv(options.env),
-        encoding: 'buffer',
-        maxBuffer: 512 * 1024 * 1024,
-        timeout: options.timeoutMs ?? 120_000,
-        killSignal: 'SIGKILL',
-      },
-      (error, stdout, stderr) => {
-        const err = stderr.toString('utf8');
-        const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
-        if (code !== null && (code === 0 || options.okCodes?.includes(code))) {
-          resolve({ code, stdout, stderr: err });
-          return;
-        }
-        if (error && typeof error.code === 'string') {
-          // ENOENT: git is not installed; the caller turns it into a 503.
-          reject(new GitError(args, null, `${error.code}: ${error.message}`));
-          return;
-        }
-        // `push --porcelain` reports why a ref was refused on standard output.
-        const out = stdout.toString('utf8').slice(0, 2000).trim();
-        reject(new GitError(args, code, redact(out ? `${err}\n${out}` : err)));
-      },
-    );
-    if (options.input !== undefined) child.stdin?.end(options.input);
-    else child.stdin?.end();
+  const result = await runCommand({
+    file: 'git',
+    args: full,
+    env: baseEnv(options.env),
+    input: options.input === undefined ? undefined : Buffer.from(options.input),
+    timeoutMs: options.timeoutMs ?? 120_000,
+    maxBuffer: 512 * 1024 * 1024,
   });
+  const { code, stdout } = result;
+  const err = result.stderr.toString('utf8');
+  if (code !== null && (code === 0 || options.okCodes?.includes(code))) return { code, stdout, stderr: err };
+  // ENOENT: git is not installed; the caller turns it into a 503.
+  if (result.errorCode) throw new GitError(args, null, `${result.errorCode}: ${result.errorMessage}`);
+  // `push --porcelain` reports why a ref was refused on standard output.
+  const out = stdout.toString('utf8').slice(0, 2000).trim();
+  throw new GitError(args, code, redact(out ? `${err}\n${out}` : err));
 }
 
 /** The trimmed text of a command's output. */
