@@ -1,52 +1,70 @@
 // Benchmarks the data model on git (issue 13) through the HTTP API of a running service, on real
 // PostgreSQL and Redis, a fresh REPOS_DIR and a database of its own:
-//   (1) write     one PUT data-model/files of one ~2 KB YAML cube on the caller's dev branch
-//   (2) commit    one POST commit of the dev branch, after writing one file (the write is not timed)
-//   (3) validate  GET data-model/validate of the deploy branch holding a generated model (50 cubes
-//                 with sql_table, a primary key and a few dimensions, a count and a sum measure,
-//                 joins to the cube before; one view per ten cubes), committed there by an upload
-//   (4) upload    the command-line client's upload of 500 new files: upload/start, 500 parts of
-//                 upload/file (sequential, as the reference CLI sends them, and --upload-concurrency
-//                 at once), upload/finish; timed as one total (fresh content every time: every file
-//                 is new), on a deployment of its own
+//   (1) validate, changed tree    GET data-model/validate?devMode=true of the caller's dev branch
+//                                 holding the generated model (50 cubes with sql_table, a primary
+//                                 key and a few dimensions, a count and a sum measure, joins to the
+//                                 cube before; one view per ten cubes; bench/model-fixture.mjs),
+//                                 each after an untimed one-line change of a cube: a tree no
+//                                 compile has seen, so no verdict cache can answer (issue 25)
+//   (2) validate, unchanged tree  the same request again right after (1), same tree: what a verdict
+//                                 cache serves (a build without one compiles again)
+//   (3) write                     one PUT data-model/files of one ~2 KB YAML cube on the dev branch
+//   (4) commit                    one POST commit of the dev branch, after writing one file (the
+//                                 write is not timed)
+//   (5) validate                  GET data-model/validate of the deploy branch holding the model,
+//                                 committed there by an upload, the same commit every time (a
+//                                 build with a verdict cache serves all but the first from it)
+//   (6) upload                    the command-line client's upload of 500 new files: upload/start,
+//                                 500 parts of upload/file (sequential, as the reference CLI sends
+//                                 them, and --upload-concurrency at once), upload/finish; timed as
+//                                 one total (fresh content every time: every file is new), on a
+//                                 deployment of its own
 //
 //   npx tsc -p tsconfig.build.json --outDir .build/bench-dm    # or npm run build (dist/)
-//   node bench/data-model.mjs [--dist .build/bench-dm] [--repeat 20] [--validate-repeat 5]
-//        [--upload-repeat 3] [--upload-files 500] [--upload-concurrency 8] [--cubes 50] [--warmup 2]
-//        [--keep-db]
+//   node bench/data-model.mjs [--dist .build/bench-dm] [--before .build/old] [--repeat 20]
+//        [--validate-repeat 5] [--upload-repeat 3] [--upload-files 500] [--upload-concurrency 8]
+//        [--cubes 50] [--warmup 2] [--keep-db]
 //
 // --dist                the build to run (default BENCH_DIST, else dist); copied to
-//                       bench/results/.dm-dist-<pid> for the duration, as run.mjs does
+//                       bench/results/.dm-current-<pid> for the duration, as run.mjs does
+// --before              an earlier build (e.g. .build/old) measured the same way in the same
+//                       invocation, first, on a database, REPOS_DIR and queue prefix of its own;
+//                       the table then shows both builds side by side
 // --repeat              timed writes and commits (default 20)
-// --validate-repeat     timed validates (default 5; each compiles the model in a child process)
+// --validate-repeat     timed validates of each kind (default 5; every changed-tree validate, and
+//                       in a build without a verdict cache every validate, compiles the model)
 // --upload-repeat       timed uploads of each kind, sequential and concurrent (default 3)
 // --upload-concurrency  file parts in flight in the concurrent upload (default 8)
-// --warmup              untimed writes and commits before the timed ones (default 2; validate 1,
-//                       and a 20-file upload before the uploads)
-// --keep-db             keep the database at the end (it is dropped by default)
+// --warmup              untimed writes and commits before the timed ones (default 2; each validate
+//                       kind 1, and a 20-file upload before the uploads)
+// --keep-db             keep the databases at the end (they are dropped by default)
 //
 // Env: BENCH_DM_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/bench_dm_<pid>; the
-// database is DROPPED and recreated, migrated and bootstrapped through the service's CLI as
-// seed.mjs does, then dropped at the end), BENCH_REDIS_URL (default redis://127.0.0.1:6379; required:
-// with Redis and RUN_JOBS_IN_PROCESS=false the API runs no jobs, so the builds that commits and
-// uploads queue never run during the timing; its queue keys, prefix bench-dm-<pid>, are deleted
-// at the end), DATABASE_POOL_SIZE (default 10).
+// --before build's is the same name with `_before`; each database is DROPPED and recreated,
+// migrated and bootstrapped through its build's CLI as seed.mjs does, then dropped at the end),
+// BENCH_REDIS_URL (default redis://127.0.0.1:6379; required: with Redis and RUN_JOBS_IN_PROCESS=false
+// the API runs no jobs, so the builds that commits and uploads queue never run during the timing;
+// the keys under the run's prefix, bench-dm-<pid> or bench-dm-<pid>-before, queues and cached
+// verdicts, are deleted at the end), DATABASE_POOL_SIZE (default 10). Any other variable of the
+// service set in the environment (MODEL_COMPILE_POOL_SIZE...) reaches both builds.
 //
 // Times are wall clock at the client (fetch, keep-alive, body read), one request at a time; median
 // and p95 by nearest rank (with 5 runs the p95 is the slowest). Per measure it also shows the
-// server's CPU per operation (utime + stime of the API process and of the children it has reaped:
-// git and the compiler), PostgreSQL's (the backends of this database) and the share of the machine
-// used by anything else meanwhile ("others"; above 10% the figures are disturbed).
-// Prints a Markdown table and one JSON line.
-/* global fetch, FormData, Blob */
+// server's CPU per operation (utime + stime of the API process and of every process below it,
+// live or reaped: git, the compile children, warm or not), PostgreSQL's (the backends of this
+// database) and the share of the machine used by anything else meanwhile ("others"; above 10% the
+// figures are disturbed). It checks issue 25's targets on the --dist build (validate of a changed
+// tree <= 1.5 s, of an unchanged one <= 50 ms, a write <= 20 ms; medians).
+// Prints a Markdown table (both builds side by side with --before), the targets, and one JSON line.
 import { Buffer } from 'node:buffer';
 import { execFileSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { changedCube, cubeYaml, dmBase as base, modelFiles, upload, viewCount } from './model-fixture.mjs';
 import {
   addTicks,
   api as request,
@@ -78,6 +96,7 @@ import {
 const { values: args } = parseArgs({
   options: {
     ...benchOptions,
+    before: { type: 'string' },
     repeat: { type: 'string', default: '20' },
     'validate-repeat': { type: 'string', default: '5' },
     'upload-repeat': { type: 'string', default: '3' },
@@ -93,16 +112,31 @@ const UPLOAD_REPEAT = positiveInt(args, 'upload-repeat');
 const UPLOAD_FILES = positiveInt(args, 'upload-files');
 const UPLOAD_CONCURRENCY = positiveInt(args, 'upload-concurrency');
 const CUBES = positiveInt(args, 'cubes');
-const VIEWS = Math.max(1, Math.floor(CUBES / 10));
+const VIEWS = viewCount(CUBES);
 const WARMUP = wholeNumber(args, 'warmup');
-if (CUBES < 2) throw new Error('--cubes must be at least 2 (the views join two cubes)');
+const MODEL = modelFiles(CUBES);
 
-const SOURCE_DIST = args.dist;
-if (!fs.existsSync(path.join(root, SOURCE_DIST, 'src/main.js'))) {
-  throw new Error(`${SOURCE_DIST}/src/main.js is missing: build first (npm run build, or tsc --outDir)`);
-}
-if (!fs.existsSync(path.join(root, SOURCE_DIST, 'src/modules/data-model/compiler/compile-child.js'))) {
-  throw new Error(`${SOURCE_DIST} has no data-model compiler child: build the current sources`);
+/** Issue 25's targets, checked on the --dist build (medians, ms). */
+const TARGETS = [
+  { key: 'validate-changed', name: 'validate, changed tree: median', limitMs: 1500 },
+  { key: 'validate-unchanged', name: 'validate, unchanged tree: median', limitMs: 50 },
+  { key: 'write', name: 'dev-mode file write: median', limitMs: 20 },
+];
+
+// The builds, in the order they run: the earlier one first, each on its own database, REPOS_DIR
+// and queue prefix, one after the other (never at once: they would compete for the cores).
+const BUILDS = [
+  ...(args.before ? [{ label: 'before', source: args.before }] : []),
+  { label: 'current', source: args.dist },
+];
+for (const { source } of BUILDS) {
+  if (!fs.existsSync(path.join(root, source, 'src/main.js'))) {
+    throw new Error(`${source}/src/main.js is missing: build first (npm run build, or tsc --outDir)`);
+  }
+  // Issue 13's compiler in child processes (whatever the files are called since).
+  if (!fs.existsSync(path.join(root, source, 'src/modules/data-model/compiler'))) {
+    throw new Error(`${source} has no data-model compiler: build the current sources`);
+  }
 }
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 if (!REDIS_URL) {
@@ -112,197 +146,29 @@ if (!REDIS_URL) {
 }
 const DATABASE_URL =
   process.env.BENCH_DM_DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/bench_dm_${process.pid}`;
-const dbName = databaseName(DATABASE_URL);
+/** The database of a build: the earlier one's name ends in `_before`. */
+const databaseOf = (label) => {
+  if (label === 'current') return DATABASE_URL;
+  const url = new URL(DATABASE_URL);
+  url.pathname = `${url.pathname}_${label}`;
+  return url.toString();
+};
+for (const { label } of BUILDS) databaseName(databaseOf(label)); // a plain name, or throw now
 const POOL_SIZE = process.env.DATABASE_POOL_SIZE ?? '10';
-const QUEUE_PREFIX = `bench-dm-${process.pid}`;
 
 const step = stepper();
 
 // ---------------------------------------------------------------------------------------------
-// Set-up and clean-up: a private copy of the build, a database, a repositories directory
+// Clean-up: every build registers what it made (server, database, REPOS_DIR, build copy, Redis
+// keys) and removes it when it ends; whatever is left (an error, Ctrl-C) goes here.
 
-// A private copy of the build, so a rebuild meanwhile does not change the server (as run.mjs).
-const { dist: DIST, stamp: buildStamp } = copyBuild(SOURCE_DIST, 'dm-dist');
-const REPOS_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-dm-repos-'));
+const cleanUps = new Set();
+const cleanUpAll = async () => {
+  for (const c of [...cleanUps]) await c();
+};
+// Ctrl-C or a kill: stop the server and clean up before leaving (no finally runs then).
+const offInterrupt = onInterrupt(cleanUpAll);
 
-let server = null;
-let db = null;
-
-let cleaned = false;
-async function cleanUp() {
-  if (cleaned) return;
-  cleaned = true;
-  await stopAllServices();
-  await db?.end().catch(() => {});
-  removeDir(DIST);
-  removeDir(REPOS_DIR);
-  // This run's Bull keys: the builds queued by commits and uploads, which nothing runs.
-  await deleteQueueKeys(REDIS_URL, QUEUE_PREFIX);
-  if (!args['keep-db']) await dropDatabase(DATABASE_URL);
-}
-
-// Ctrl-C or a kill: stop the server and clean up before leaving (the finally below does not run).
-const offInterrupt = onInterrupt(cleanUp);
-
-/** Starts the built API on a free port and waits for /health/live (bench/service.mjs). */
-async function startServer() {
-  const env = {
-    ...productionEnv,
-    REDIS_URL,
-    // Builds are queued in Redis under a prefix of this run's own, and this process runs none.
-    RUN_JOBS_IN_PROCESS: 'false',
-    QUEUE_PREFIX,
-    SECRETS_KEY: process.env.SECRETS_KEY ?? randomBytes(32).toString('base64'),
-    REPOS_DIR,
-    DATABASE_URL,
-    DATABASE_POOL_SIZE: POOL_SIZE,
-  };
-  server = await startService({
-    name: 'the service',
-    argv: [`${DIST}/src/main.js`],
-    env,
-    hide: ['SECRETS_KEY'],
-  });
-}
-
-/**
- * CPU: the server's (utime + stime of the process and of its reaped children, git and the compile
- * child), the database's backends', the machine's (bench/service.mjs).
- */
-const sample = () => cpuSample([server.pid], dbName, true);
-
-// ---------------------------------------------------------------------------------------------
-// The API
-
-let token = null;
-const auth = () => ({ authorization: `Bearer ${token}` });
-
-/** One JSON request; throws unless the answer is `expect`. Returns the parsed body. */
-const api = (method, p, body, expect = 200) => request(server.base, method, p, body, { token, expect });
-
-const sha1 = (s) => createHash('sha1').update(s).digest('hex');
-const base = (d) => `/build/api/v1/deployments/${d}`;
-
-/** One part of an upload, as the command-line client sends it (transaction as JSON `{"id"}`). */
-async function uploadPart(d, transaction, fileName, content) {
-  const form = new FormData();
-  form.append('transaction', JSON.stringify(transaction));
-  form.append('fileName', fileName);
-  form.append('file', new Blob([content]), path.posix.basename(fileName));
-  const res = await fetch(`${server.base}${base(d)}/data-model/upload/file`, {
-    method: 'POST',
-    headers: auth(),
-    body: form,
-  });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`upload/file ${fileName}: ${res.status} ${text.slice(0, 500)}`);
-  if (JSON.parse(text).hash !== sha1(content)) throw new Error(`upload/file ${fileName}: unexpected hash`);
-}
-
-/**
- * A whole upload: start, the parts (`concurrency` in flight), finish with every file's hash.
- * Answers the time of each phase and the total (ms).
- */
-async function upload(d, files, concurrency) {
-  const t0 = performance.now();
-  const { transaction } = await api('POST', `${base(d)}/data-model/upload/start`, {});
-  const t1 = performance.now();
-  let next = 0;
-  const worker = async () => {
-    while (next < files.length) {
-      const f = files[next++];
-      await uploadPart(d, transaction, f.path, f.content);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
-  const t2 = performance.now();
-  const hashes = Object.fromEntries(files.map((f) => [f.path, { hash: sha1(f.content) }]));
-  const done = await api('POST', `${base(d)}/data-model/upload/finish`, { transaction, files: hashes });
-  const t3 = performance.now();
-  if (!/^[0-9a-f]{40}$/.test(done.lastHash ?? '')) throw new Error(`upload/finish: ${JSON.stringify(done)}`);
-  return { totalMs: t3 - t0, startMs: t1 - t0, filesMs: t2 - t1, finishMs: t3 - t2 };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Generated model
-
-const DIMENSIONS = [
-  ['status', 'string', 'Lifecycle state of the row as recorded by the source system'],
-  ['region', 'string', 'Sales region of the customer at the time of the event'],
-  ['channel', 'string', 'Acquisition channel (web, partner, direct or marketplace)'],
-  ['customer_id', 'number', 'Identifier of the customer in the CRM'],
-  ['parent_id', 'number', 'The row of the parent entity this one belongs to'],
-  ['product_category', 'string', 'Category of the product sold, from the product catalogue'],
-  ['is_test', 'boolean', 'Whether the row comes from a test account (excluded from reports)'],
-];
-
-/**
- * A YAML cube of ~2 KB: sql_table, a primary key and seven dimensions, a time dimension, a count
- * and a sum measure; with `join`, a many-to-one join to that cube. `note` varies the content.
- */
-function cubeYaml(name, table, { join = null, note = '' } = {}) {
-  const joins = join
-    ? `    joins:\n      - name: ${join}\n        sql: "{CUBE}.parent_id = {${join}}.id"\n        relationship: many_to_one\n`
-    : '';
-  const dims = DIMENSIONS.map(
-    ([dim, type, description]) =>
-      `      - name: ${dim}\n        sql: ${dim}\n        type: ${type}\n        title: ${dim.replace(/_/g, ' ')}\n` +
-      `        description: ${description}\n`,
-  ).join('');
-  return `cubes:
-  - name: ${name}
-    sql_table: analytics.${table}
-    title: ${name.replace(/_/g, ' ')}
-    description: Generated cube over analytics.${table}${note ? ` (${note})` : ''}; one row per business event
-${joins}    dimensions:
-      - name: id
-        sql: id
-        type: number
-        primary_key: true
-        public: true
-${dims}      - name: created_at
-        sql: created_at
-        type: time
-        title: created at
-        description: When the event happened, in UTC
-
-    measures:
-      - name: count
-        type: count
-        title: Number of rows
-        description: Rows of analytics.${table} after the filters of the query
-      - name: total_amount
-        sql: amount
-        type: sum
-        format: currency
-        title: Total amount
-        description: Sum of the amount column, in the account currency
-`;
-}
-
-/** A view over a cube and the one it joins to (prefixed). */
-function viewYaml(v) {
-  const a = `cube_${v * 10 + 1}`;
-  const b = `cube_${v * 10}`;
-  return `views:
-  - name: view_${v}
-    description: Cube ${a} with its parent ${b}
-    cubes:
-      - join_path: ${a}
-        includes: [count, total_amount, status, region, created_at]
-      - join_path: ${a}.${b}
-        prefix: true
-        includes: [count, status]
-`;
-}
-
-const MODEL = [
-  ...Array.from({ length: CUBES }, (_, i) => ({
-    path: `model/cubes/cube_${i}.yml`,
-    content: cubeYaml(`cube_${i}`, `table_${i}`, { join: i > 0 ? `cube_${i - 1}` : null }),
-  })),
-  ...Array.from({ length: VIEWS }, (_, v) => ({ path: `model/views/view_${v}.yml`, content: viewYaml(v) })),
-];
 const bytes = (s) => Buffer.byteLength(s, 'utf8');
 const writeFile = (n) => ({
   path: 'model/cubes/bench_write.yml',
@@ -320,199 +186,357 @@ const uploadFiles = (count, nonce) =>
   }));
 
 // ---------------------------------------------------------------------------------------------
-// Statistics
+// One build
 
 /**
- * Runs `once(i, timed)` `runs` times; `once` does any untimed preparation, then passes the request
- * to `timed`, which answers its wall time (ms) and counts the CPU used meanwhile (only then).
+ * Measures the build `source` (`label`: current or before) from scratch: a private copy, a fresh
+ * database, REPOS_DIR and queue prefix, the service started, every measure, everything removed.
+ * Answers its results, upload phases, memory and command lines.
  */
-async function measure(label, runs, once) {
-  const samples = [];
-  let ticks = NO_TICKS;
-  const timed = async (request) => {
-    const before = sample();
-    const t0 = performance.now();
-    await request();
-    const ms = performance.now() - t0;
-    ticks = addTicks(ticks, cpuBetween(before, sample()));
-    return ms;
+async function benchBuild({ label, source }) {
+  const databaseUrl = databaseOf(label);
+  const dbName = databaseName(databaseUrl);
+  const queuePrefix = label === 'current' ? `bench-dm-${process.pid}` : `bench-dm-${process.pid}-${label}`;
+  // A private copy of the build, so a rebuild meanwhile does not change the server (as run.mjs).
+  const { dist, stamp } = copyBuild(source, `dm-${label}`);
+  const reposDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-dm-repos-'));
+  let server = null;
+  let db = null;
+
+  let cleaned = false;
+  const cleanUp = async () => {
+    if (cleaned) return;
+    cleaned = true;
+    await stopAllServices();
+    await db?.end().catch(() => {});
+    removeDir(dist);
+    removeDir(reposDir);
+    // This run's keys: the builds queued by commits and uploads, which nothing runs, and the
+    // verdicts a build with a verdict cache stored.
+    await deleteQueueKeys(REDIS_URL, queuePrefix);
+    if (!args['keep-db']) await dropDatabase(databaseUrl);
   };
-  for (let i = 0; i < runs; i++) {
-    const ms = await once(i, timed);
-    samples.push(ms);
-    process.stdout.write(`  ${label} ${i + 1}/${runs}: ${ms.toFixed(1)} ms\n`);
+  cleanUps.add(cleanUp);
+
+  /**
+   * CPU: the server's (utime + stime of the API process and of every process below it: git, the
+   * compile children whether they exit after each compile or stay warm), the database's backends',
+   * the machine's (bench/service.mjs).
+   */
+  const sample = () => cpuSample([server.pid], dbName, 'tree');
+
+  let token = null;
+  /** One JSON request; throws unless the answer is `expect`. Returns the parsed body. */
+  const api = (method, p, body, expect = 200) => request(server.base, method, p, body, { token, expect });
+
+  /**
+   * Runs `once(i, timed)` `runs` times; `once` does any untimed preparation, then passes the
+   * request to `timed`, which answers its wall time (ms) and counts the CPU used meanwhile (only
+   * then).
+   */
+  const measure = async (key, runs, once) => {
+    const samples = [];
+    let ticks = NO_TICKS;
+    const timed = async (req) => {
+      const before = sample();
+      const t0 = performance.now();
+      await req();
+      const ms = performance.now() - t0;
+      ticks = addTicks(ticks, cpuBetween(before, sample()));
+      return ms;
+    };
+    for (let i = 0; i < runs; i++) {
+      const ms = await once(i, timed);
+      samples.push(ms);
+      process.stdout.write(`  [${label}] ${key} ${i + 1}/${runs}: ${ms.toFixed(1)} ms\n`);
+    }
+    return summary(samples, cpuPerOp(ticks, runs));
+  };
+  const untimed = (req) => req();
+
+  try {
+    const results = {};
+    const uploadPhases = {};
+    step(`[${label}] recreating the database ${dbName}`);
+    await recreateDatabase(databaseUrl);
+    step(`[${label}] migrating (cli migrate) and bootstrapping the admin (cli bootstrap)`);
+    token = migrateAndBootstrap(dist, databaseUrl, {
+      account: 'bench-dm',
+      email: 'admin@bench-dm.test',
+    }).token;
+    db = new pg.Client({ connectionString: databaseUrl });
+    db.on('error', (e) => console.warn(`database connection lost: ${e.message}`));
+    await db.connect();
+
+    step(`[${label}] starting the service (${source}, REPOS_DIR ${reposDir})`);
+    server = await startService({
+      name: `the service (${label})`,
+      argv: [`${dist}/src/main.js`],
+      env: {
+        ...productionEnv,
+        REDIS_URL,
+        // Builds are queued in Redis under a prefix of this run's own, and this process runs none.
+        RUN_JOBS_IN_PROCESS: 'false',
+        QUEUE_PREFIX: queuePrefix,
+        SECRETS_KEY: process.env.SECRETS_KEY ?? randomBytes(32).toString('base64'),
+        REPOS_DIR: reposDir,
+        DATABASE_URL: databaseUrl,
+        DATABASE_POOL_SIZE: POOL_SIZE,
+        // The compiler's settings stay the service's defaults unless the caller sets them.
+        ...(process.env.MODEL_COMPILE_POOL_SIZE
+          ? { MODEL_COMPILE_POOL_SIZE: process.env.MODEL_COMPILE_POOL_SIZE }
+          : {}),
+      },
+      hide: ['SECRETS_KEY'],
+    });
+    const deployment = (name) => api('POST', '/build/api/v1/deployments', deploymentBody(name));
+    const M = (await deployment('Data model bench')).id;
+    const U = (await deployment('Upload bench')).id;
+
+    step(`[${label}] committing the ${CUBES}-cube model (${MODEL.length} files) to the deploy branch`);
+    await upload(server.base, token, M, MODEL, 1);
+    /** One validate (`query`: '' or '?devMode=true'), checked: the whole model, valid. */
+    const validate = async (query) => {
+      const v = await api('GET', `${base(M)}/data-model/validate${query}`);
+      if (!v.valid || v.cubesCount !== CUBES + VIEWS) {
+        throw new Error(`validate${query}: not the expected model: ${JSON.stringify(v).slice(0, 1000)}`);
+      }
+      return v;
+    };
+    step(`[${label}] checking that it compiles`);
+    await validate('');
+
+    step(`[${label}] entering dev mode (the dev branch forks from the deploy branch with the model)`);
+    const dev = await api('POST', `${base(M)}/dev-mode`, {});
+    const headOf = async () =>
+      (await api('GET', `${base(M)}/branches?first=100`)).items.find((b) => b.name === dev.branchName)
+        ?.lastHash;
+
+    // (1) and (2): first, while the dev branch holds exactly the model (the writes and commits
+    // below add files to it). Each changed-tree validate follows an untimed one-line change no
+    // compile has seen (the run's nonce and a counter), so it compiles even where verdicts are
+    // cached by tree; the unchanged-tree validate asks again for the tree just compiled.
+    step(
+      `[${label}] validate (dev branch, ${CUBES} cubes + ${VIEWS} views): 1 warm-up, then ` +
+        `${VALIDATE_REPEAT} x (untimed one-line change, changed-tree validate, unchanged-tree validate)`,
+    );
+    const nonce = randomBytes(4).toString('hex');
+    let changes = 0;
+    const change = () =>
+      api('PUT', `${base(M)}/data-model/files`, { files: [changedCube(`validate ${nonce} ${changes++}`)] });
+    await change();
+    await validate('?devMode=true'); // warm-up: the compiler loaded, its children warm
+    const changed = [];
+    const unchanged = [];
+    let changedTicks = NO_TICKS;
+    let unchangedTicks = NO_TICKS;
+    const timedValidate = async () => {
+      const before = sample();
+      const t0 = performance.now();
+      await validate('?devMode=true');
+      const ms = performance.now() - t0;
+      return { ms, ticks: cpuBetween(before, sample()) };
+    };
+    for (let i = 0; i < VALIDATE_REPEAT; i++) {
+      await change();
+      const c = await timedValidate();
+      const u = await timedValidate();
+      changed.push(c.ms);
+      unchanged.push(u.ms);
+      changedTicks = addTicks(changedTicks, c.ticks);
+      unchangedTicks = addTicks(unchangedTicks, u.ticks);
+      console.log(
+        `  [${label}] validate ${i + 1}/${VALIDATE_REPEAT}: changed tree ${c.ms.toFixed(1)} ms, ` +
+          `unchanged ${u.ms.toFixed(1)} ms`,
+      );
+    }
+    results['validate-changed'] = summary(changed, cpuPerOp(changedTicks, VALIDATE_REPEAT));
+    results['validate-unchanged'] = summary(unchanged, cpuPerOp(unchangedTicks, VALIDATE_REPEAT));
+
+    // (3) write
+    step(`[${label}] write: ${WARMUP} warm-up, ${REPEAT} timed (${bytes(writeFile(0).content)} B)`);
+    let n = 0;
+    for (let i = 0; i < WARMUP; i++)
+      await api('PUT', `${base(M)}/data-model/files`, { files: [writeFile(n++)] });
+    results.write = await measure('write', REPEAT, (_, timed) => {
+      const body = { files: [writeFile(n++)] };
+      return timed(() => api('PUT', `${base(M)}/data-model/files`, body));
+    });
+
+    // (4) commit
+    step(`[${label}] commit: ${WARMUP} warm-up, ${REPEAT} timed (each after an untimed write of one file)`);
+    const headBefore = await headOf();
+    const commitOnce = async (i, timed) => {
+      await api('PUT', `${base(M)}/data-model/files`, { files: [commitFile(n++)] });
+      return timed(() => api('POST', `${base(M)}/commit`, { message: `Bench commit ${i}` }));
+    };
+    for (let i = 0; i < WARMUP; i++) await commitOnce(-1 - i, untimed);
+    results.commit = await measure('commit', REPEAT, commitOnce);
+    if ((await headOf()) === headBefore) throw new Error('the commits did not move the dev branch');
+
+    // (5) validate of the deploy branch, the same commit every time
+    step(`[${label}] validate (deploy branch): 1 warm-up, ${VALIDATE_REPEAT} timed`);
+    const validateOnce = (_, timed) => timed(() => validate(''));
+    await validateOnce(0, untimed);
+    results.validate = await measure('validate', VALIDATE_REPEAT, validateOnce);
+
+    // (6) upload: sequential and concurrent, alternately
+    step(
+      `[${label}] upload: a 20-file warm-up, then ${UPLOAD_REPEAT} x (sequential, ${UPLOAD_CONCURRENCY} at once) of ${UPLOAD_FILES} new files`,
+    );
+    await upload(server.base, token, U, uploadFiles(20, `${nonce}-warmup`), 1);
+    const kinds = [
+      ['upload', 1],
+      [`upload-c${UPLOAD_CONCURRENCY}`, UPLOAD_CONCURRENCY],
+    ];
+    const samples = Object.fromEntries(kinds.map(([k]) => [k, []]));
+    const ticks = Object.fromEntries(kinds.map(([k]) => [k, NO_TICKS]));
+    for (let r = 0; r < UPLOAD_REPEAT; r++) {
+      for (const [kind, concurrency] of kinds) {
+        const files = uploadFiles(UPLOAD_FILES, `${nonce}-${kind}-${r}`);
+        const before = sample();
+        const t = await upload(server.base, token, U, files, concurrency);
+        ticks[kind] = addTicks(ticks[kind], cpuBetween(before, sample()));
+        samples[kind].push(t);
+        console.log(
+          `  [${label}] ${kind} ${r + 1}/${UPLOAD_REPEAT}: ${t.totalMs.toFixed(0)} ms (start ${t.startMs.toFixed(1)}, ` +
+            `${UPLOAD_FILES} parts ${t.filesMs.toFixed(0)}, finish ${t.finishMs.toFixed(0)})`,
+        );
+      }
+    }
+    for (const [kind] of kinds) {
+      results[kind] = summary(
+        samples[kind].map((t) => t.totalMs),
+        cpuPerOp(ticks[kind], UPLOAD_REPEAT),
+      );
+      uploadPhases[kind] = {
+        startMs: median(samples[kind].map((t) => t.startMs)),
+        filesMs: median(samples[kind].map((t) => t.filesMs)),
+        perFileMs: median(samples[kind].map((t) => t.filesMs / UPLOAD_FILES)),
+        finishMs: median(samples[kind].map((t) => t.finishMs)),
+      };
+    }
+
+    const status = fs.readFileSync(`/proc/${server.pid}/status`, 'utf8');
+    const memory = {
+      rssMb: Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024),
+      peakRssMb: Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)[1]) / 1024),
+    };
+    const {
+      rows: [pgVersion],
+    } = await db.query(`SELECT current_setting('server_version') AS v`);
+    return {
+      build: { dist: source, stamp },
+      database: dbName,
+      queuePrefix,
+      results,
+      uploadPhases,
+      serverMemory: memory,
+      service: server.command,
+      postgres: pgVersion.v,
+    };
+  } finally {
+    await cleanUp();
+    cleanUps.delete(cleanUp);
   }
-  return summary(samples, cpuPerOp(ticks, runs));
 }
 
 // ---------------------------------------------------------------------------------------------
 // Main
 
-const results = {};
-const uploadPhases = {};
 let exitCode = 0;
 try {
-  step(`recreating the database ${dbName}`);
-  await recreateDatabase(DATABASE_URL);
-  step('migrating (cli migrate) and bootstrapping the admin (cli bootstrap)');
-  token = migrateAndBootstrap(DIST, DATABASE_URL, {
-    account: 'bench-dm',
-    email: 'admin@bench-dm.test',
-  }).token;
-  db = new pg.Client({ connectionString: DATABASE_URL });
-  db.on('error', (e) => console.warn(`database connection lost: ${e.message}`));
-  await db.connect();
+  const runs = {};
+  for (const build of BUILDS) runs[build.label] = await benchBuild(build);
+  const labels = BUILDS.map((b) => b.label).reverse(); // current first in the table
+  const current = runs.current;
+  const before = runs.before;
 
-  step(`starting the service (${SOURCE_DIST}, REPOS_DIR ${REPOS_DIR})`);
-  await startServer();
-  const deployment = (name) => api('POST', '/build/api/v1/deployments', deploymentBody(name));
-  const model = await deployment('Data model bench');
-  const uploads = await deployment('Upload bench');
-  const M = model.id;
-  const U = uploads.id;
-
-  step(`committing the ${CUBES}-cube model (${MODEL.length} files) to the deploy branch by an upload`);
-  await upload(M, MODEL, 1);
-  step('checking that it compiles');
-  const check = await api('GET', `${base(M)}/data-model/validate`);
-  if (!check.valid || check.cubesCount !== CUBES + VIEWS) {
-    throw new Error(
-      `the generated model does not validate as expected: ${JSON.stringify(check).slice(0, 2000)}`,
-    );
-  }
-
-  step('entering dev mode (the dev branch forks from the deploy branch with the model)');
-  const dev = await api('POST', `${base(M)}/dev-mode`, {});
-  const headOf = async () =>
-    (await api('GET', `${base(M)}/branches?first=100`)).items.find((b) => b.name === dev.branchName)
-      ?.lastHash;
-
-  // (1) write
-  step(`write: ${WARMUP} warm-up, ${REPEAT} timed (${bytes(writeFile(0).content)} B)`);
-  let n = 0;
-  for (let i = 0; i < WARMUP; i++)
-    await api('PUT', `${base(M)}/data-model/files`, { files: [writeFile(n++)] });
-  results.write = await measure('write', REPEAT, (_, timed) => {
-    const body = { files: [writeFile(n++)] };
-    return timed(() => api('PUT', `${base(M)}/data-model/files`, body));
-  });
-
-  // (2) commit
-  step(`commit: ${WARMUP} warm-up, ${REPEAT} timed (each after an untimed write of one file)`);
-  const headBefore = await headOf();
-  const commitOnce = async (i, timed) => {
-    await api('PUT', `${base(M)}/data-model/files`, { files: [commitFile(n++)] });
-    return timed(() => api('POST', `${base(M)}/commit`, { message: `Bench commit ${i}` }));
-  };
-  const untimed = (request) => request();
-  for (let i = 0; i < WARMUP; i++) await commitOnce(-1 - i, untimed);
-  results.commit = await measure('commit', REPEAT, commitOnce);
-  if ((await headOf()) === headBefore) throw new Error('the commits did not move the dev branch');
-
-  // (3) validate
-  step(
-    `validate: 1 warm-up, ${VALIDATE_REPEAT} timed (${CUBES} cubes + ${VIEWS} views on the deploy branch)`,
-  );
-  const validateOnce = async (_, timed) => {
-    let v = null;
-    const ms = await timed(async () => (v = await api('GET', `${base(M)}/data-model/validate`)));
-    if (!v.valid || v.cubesCount !== CUBES + VIEWS)
-      throw new Error(`validate: ${JSON.stringify(v).slice(0, 500)}`);
-    return ms;
-  };
-  await validateOnce(0, untimed);
-  results.validate = await measure('validate', VALIDATE_REPEAT, validateOnce);
-
-  // (4) upload: sequential and concurrent, alternately
-  step(
-    `upload: a 20-file warm-up, then ${UPLOAD_REPEAT} x (sequential, ${UPLOAD_CONCURRENCY} at once) of ${UPLOAD_FILES} new files`,
-  );
-  const nonce = randomBytes(4).toString('hex');
-  await upload(U, uploadFiles(20, `${nonce}-warmup`), 1);
-  const kinds = [
-    ['upload', 1],
-    [`upload-c${UPLOAD_CONCURRENCY}`, UPLOAD_CONCURRENCY],
-  ];
-  const samples = Object.fromEntries(kinds.map(([k]) => [k, []]));
-  const ticks = Object.fromEntries(kinds.map(([k]) => [k, NO_TICKS]));
-  for (let r = 0; r < UPLOAD_REPEAT; r++) {
-    for (const [kind, concurrency] of kinds) {
-      const files = uploadFiles(UPLOAD_FILES, `${nonce}-${kind}-${r}`);
-      const before = sample();
-      const t = await upload(U, files, concurrency);
-      ticks[kind] = addTicks(ticks[kind], cpuBetween(before, sample()));
-      samples[kind].push(t);
-      console.log(
-        `  ${kind} ${r + 1}/${UPLOAD_REPEAT}: ${t.totalMs.toFixed(0)} ms (start ${t.startMs.toFixed(1)}, ` +
-          `${UPLOAD_FILES} parts ${t.filesMs.toFixed(0)}, finish ${t.finishMs.toFixed(0)})`,
-      );
-    }
-  }
-  for (const [kind] of kinds) {
-    results[kind] = summary(
-      samples[kind].map((t) => t.totalMs),
-      cpuPerOp(ticks[kind], UPLOAD_REPEAT),
-    );
-    uploadPhases[kind] = {
-      startMs: median(samples[kind].map((t) => t.startMs)),
-      filesMs: median(samples[kind].map((t) => t.filesMs)),
-      perFileMs: median(samples[kind].map((t) => t.filesMs / UPLOAD_FILES)),
-      finishMs: median(samples[kind].map((t) => t.finishMs)),
-    };
-  }
-
-  // Report
-  const f = (x, d = 0) => x.toFixed(d);
+  // Report: one row per measure, each build's figures side by side.
+  const f = (x, d = 0) => (x === undefined || Number.isNaN(x) ? '' : x.toFixed(d));
+  const ms = (x) => f(x, x < 100 ? 1 : 0);
   const titles = {
+    'validate-changed': `validate, changed tree: GET data-model/validate?devMode=true after a one-line change, ${CUBES} cubes + ${VIEWS} views`,
+    'validate-unchanged': 'validate, unchanged tree: the same again, same tree',
     write: `write: PUT data-model/files, 1 file of ${bytes(writeFile(0).content)} B (dev branch)`,
     commit: 'commit: POST commit of 1 written file (dev branch)',
-    validate: `validate: GET data-model/validate, ${CUBES} cubes + ${VIEWS} views (deploy branch)`,
+    validate: `validate: GET data-model/validate, ${CUBES} cubes + ${VIEWS} views (deploy branch, same commit each time)`,
     upload: `upload of ${UPLOAD_FILES} new files, sequential parts (start + parts + finish)`,
     [`upload-c${UPLOAD_CONCURRENCY}`]: `upload of ${UPLOAD_FILES} new files, ${UPLOAD_CONCURRENCY} parts at once`,
   };
+  const perBuild = ['median ms', 'p95 ms', 'server CPU ms/op', 'DB CPU ms/op', "others' CPU"];
   const lines = [
-    "| measure | runs | median ms | p95 ms | min ms | max ms | server CPU ms/op | DB CPU ms/op | others' CPU |",
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| measure | runs | ${labels.flatMap((l) => perBuild.map((h) => `${l}: ${h}`)).join(' | ')}${before ? ' | median current / before' : ''} |`,
+    `|---|---:|${labels.flatMap(() => perBuild.map(() => '---:')).join('|')}|${before ? '---:|' : ''}`,
   ];
-  for (const [key, r] of Object.entries(results)) {
-    const d = r.medianMs < 100 ? 1 : 0;
-    lines.push(
-      `| ${titles[key]} | ${r.runs} | ${f(r.medianMs, d)} | ${f(r.p95Ms, d)} | ${f(r.minMs, d)} | ${f(r.maxMs, d)} | ` +
-        `${f(r.serverCpuMsPerOp, 1)} | ${f(r.dbCpuMsPerOp, 1)} | ${f(r.othersCpuPct)}% |`,
-    );
+  for (const key of Object.keys(titles)) {
+    const cells = labels.flatMap((l) => {
+      const r = runs[l].results[key];
+      return [
+        ms(r.medianMs),
+        ms(r.p95Ms),
+        f(r.serverCpuMsPerOp, 1),
+        f(r.dbCpuMsPerOp, 1),
+        `${f(r.othersCpuPct)}%`,
+      ];
+    });
+    const ratio = before ? [f(current.results[key].medianMs / before.results[key].medianMs, 2)] : [];
+    lines.push(`| ${titles[key]} | ${current.results[key].runs} | ${[...cells, ...ratio].join(' | ')} |`);
   }
   lines.push(
     '',
-    '| upload phases (medians) | start ms | parts ms | per part ms | finish ms |',
-    '|---|---:|---:|---:|---:|',
+    '| upload phases (medians) | build | start ms | parts ms | per part ms | finish ms |',
+    '|---|---|---:|---:|---:|---:|',
   );
-  for (const [kind, p] of Object.entries(uploadPhases)) {
+  for (const kind of Object.keys(current.uploadPhases)) {
+    for (const l of labels) {
+      const p = runs[l].uploadPhases[kind];
+      lines.push(
+        `| ${kind} | ${l} | ${f(p.startMs, 1)} | ${f(p.filesMs)} | ${f(p.perFileMs, 2)} | ${f(p.finishMs)} |`,
+      );
+    }
+  }
+  // Issue 25's targets, on the current build; the earlier build's figure beside it.
+  const targets = TARGETS.map((t) => ({
+    name: t.name,
+    limitMs: t.limitMs,
+    currentMs: current.results[t.key].medianMs,
+    beforeMs: before?.results[t.key].medianMs ?? null,
+    pass: current.results[t.key].medianMs <= t.limitMs,
+  }));
+  lines.push(
+    '',
+    `| target (issue 25, current build) | limit | current${before ? ' | before' : ''} | result |`,
+    `|---|---:|---:|${before ? '---:|' : ''}---|`,
+  );
+  for (const t of targets) {
     lines.push(
-      `| ${kind} | ${f(p.startMs, 1)} | ${f(p.filesMs)} | ${f(p.perFileMs, 2)} | ${f(p.finishMs)} |`,
+      `| ${t.name} | <= ${t.limitMs} ms | ${ms(t.currentMs)} ms${before ? ` | ${ms(t.beforeMs)} ms` : ''} | ${t.pass ? 'PASS' : 'FAIL'} |`,
     );
   }
-  if (Object.values(results).some((r) => r.othersCpuPct > 10)) {
+  if (labels.some((l) => Object.values(runs[l].results).some((r) => r.othersCpuPct > 10))) {
     lines.push(
       '',
       'Other processes used more than 10% of the machine during some measures: figures are disturbed.',
     );
   }
-  const table = lines.join('\n');
-  console.log(`\n${table}\n`);
-  const status = fs.readFileSync(`/proc/${server.pid}/status`, 'utf8');
-  const memory = {
-    rssMb: Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024),
-    peakRssMb: Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)[1]) / 1024),
-  };
-  console.log(`service: RSS ${memory.rssMb} MB at the end, peak ${memory.peakRssMb} MB; ${server.command}`);
+  console.log(`\n${lines.join('\n')}\n`);
+  for (const l of labels) {
+    const m = runs[l].serverMemory;
+    console.log(`${l}: RSS ${m.rssMb} MB at the end, peak ${m.peakRssMb} MB; ${runs[l].service}`);
+  }
 
-  const {
-    rows: [pgVersion],
-  } = await db.query(`SELECT current_setting('server_version') AS v`);
   const bench =
-    `node bench/data-model.mjs --dist ${SOURCE_DIST} --repeat ${REPEAT} --validate-repeat ${VALIDATE_REPEAT}` +
+    `node bench/data-model.mjs --dist ${args.dist}${before ? ` --before ${args.before}` : ''}` +
+    ` --repeat ${REPEAT} --validate-repeat ${VALIDATE_REPEAT}` +
     ` --upload-repeat ${UPLOAD_REPEAT} --upload-files ${UPLOAD_FILES} --upload-concurrency ${UPLOAD_CONCURRENCY}` +
     ` --cubes ${CUBES} --warmup ${WARMUP}`;
+  const buildFigures = (r) => ({
+    build: r.build,
+    serverMemory: r.serverMemory,
+    results: r.results,
+    uploadPhases: r.uploadPhases,
+  });
   console.log(
     JSON.stringify({
       bench: 'data-model',
@@ -523,10 +547,9 @@ try {
         memoryMb: Math.round(os.totalmem() / 2 ** 20),
         loadAvg: os.loadavg().map((x) => Math.round(x * 100) / 100),
         node: process.version,
-        postgres: pgVersion.v,
+        postgres: current.postgres,
         git: execFileSync('git', ['--version'], { encoding: 'utf8' }).trim(),
       },
-      build: { dist: SOURCE_DIST, stamp: buildStamp },
       options: {
         repeat: REPEAT,
         validateRepeat: VALIDATE_REPEAT,
@@ -537,6 +560,7 @@ try {
         views: VIEWS,
         warmup: WARMUP,
         poolSize: Number(POOL_SIZE),
+        before: args.before ?? null,
       },
       model: {
         files: MODEL.length,
@@ -544,10 +568,11 @@ try {
         writeFileBytes: bytes(writeFile(0).content),
         uploadBytes: uploadFiles(UPLOAD_FILES, 'x').reduce((s, x) => s + bytes(x.content), 0),
       },
-      commands: { bench, service: server.command },
-      serverMemory: memory,
-      results,
-      uploadPhases,
+      commands: { bench, service: current.service },
+      // The current build's figures at the top level, as before --before existed.
+      ...buildFigures(current),
+      before: before ? { ...buildFigures(before), commands: { service: before.service } } : null,
+      targets,
     }),
   );
 } catch (e) {
@@ -555,6 +580,6 @@ try {
   exitCode = 1;
 } finally {
   offInterrupt();
-  await cleanUp();
+  await cleanUpAll();
 }
 process.exit(exitCode);

@@ -334,6 +334,38 @@ export function procTicks(pid, children = false) {
   return Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0);
 }
 
+/**
+ * utime + stime of a process and of every process below it, in ticks: the live descendants (a
+ * warm compile child, bubblewrap and its sandboxed child) with their own reaped children, plus
+ * the children it has reaped itself. Between two samples this charges a child that lived through
+ * both its ticks in between, and one that exited meanwhile the rest of its life (it was reaped).
+ */
+export function treeTicks(pid) {
+  const children = new Map();
+  for (const p of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const ppid = statFields(p)[1];
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(p);
+    } catch {
+      /* gone */
+    }
+  }
+  let ticks = procTicks(pid, true);
+  const queue = [...(children.get(String(pid)) ?? [])];
+  while (queue.length > 0) {
+    const p = queue.pop();
+    try {
+      ticks += procTicks(p, true);
+    } catch {
+      /* exited since: its parent reaps it, and the next sample charges it there */
+    }
+    queue.push(...(children.get(p) ?? []));
+  }
+  return ticks;
+}
+
 /** The ticks of each PostgreSQL backend serving the database `dbName` (its title names it), by pid. */
 export function pgTicks(dbName) {
   const ticks = new Map();
@@ -350,8 +382,9 @@ export function pgTicks(dbName) {
 }
 
 /**
- * Machine-wide busy and total ticks (/proc/stat), the servers' (`pids`, with their reaped children
- * when `children`), the database's backends' and this process's own.
+ * Machine-wide busy and total ticks (/proc/stat), the servers' (`pids`; with `children` true, plus
+ * the children they reaped; with `children` 'tree', their whole process trees, see treeTicks), the
+ * database's backends' and this process's own.
  */
 export function cpuSample(pids, dbName, children = false) {
   const [user, nice, system, idle, iowait, irq, softirq, steal] = fs
@@ -366,7 +399,7 @@ export function cpuSample(pids, dbName, children = false) {
   return {
     busy,
     total: busy + idle + iowait,
-    server: pids.reduce((a, pid) => a + procTicks(pid, children), 0),
+    server: pids.reduce((a, pid) => a + (children === 'tree' ? treeTicks(pid) : procTicks(pid, children)), 0),
     pg: pgTicks(dbName),
     self: ((self.user + self.system) / 1e6) * CLK_TCK,
   };
