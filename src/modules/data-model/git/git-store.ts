@@ -4,7 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../../core/config/app-config.js';
+import { dataModelError } from '../data-model.errors.js';
 import { git, GitError, text, ZERO_OID } from './git.js';
+import { EMPTY_TREE, planTrees, TreePathConflict, type TreeChanges, type TreeEntry } from './tree-plan.js';
 
 /** One file of a tree: its repository-relative path, blob id and size. */
 export interface TreeFile {
@@ -13,8 +15,7 @@ export interface TreeFile {
   size: number;
 }
 
-/** A change to a tree: a path set to a blob (`oid`) or removed (`null`). */
-export type TreeChanges = Map<string, string | null>;
+export type { TreeChanges, TreeEntry } from './tree-plan.js';
 
 export interface CommitAuthor {
   name: string;
@@ -135,6 +136,15 @@ export class GitStore {
     return text(await git(this.dir(deploymentId), ['rev-parse', `${commit}^{tree}`]));
   }
 
+  /** The id of the tree at `dir` (repository-relative, no trailing slash) in a commit, or null. */
+  async treeAt(deploymentId: number, commit: string, dir: string): Promise<string | null> {
+    // ls-tree matches paths literally (no revision syntax, no globbing) and names the entry itself.
+    const r = await git(this.dir(deploymentId), ['ls-tree', '-d', '-z', commit, '--', dir]);
+    const entry = r.stdout.toString('utf8').split('\0')[0];
+    const match = /^\d+ tree ([0-9a-f]{40,64})\t/.exec(entry);
+    return match && entry.slice(entry.indexOf('\t') + 1) === dir ? match[1] : null;
+  }
+
   /** The first parent of a commit. */
   async parentOf(deploymentId: number, commit: string): Promise<string | null> {
     const r = await git(this.dir(deploymentId), ['rev-parse', '--verify', '--quiet', `${commit}^1`], {
@@ -211,25 +221,57 @@ export class GitStore {
     }
   }
 
-  /**
-   * A tree: `base` (a tree id, or null for empty) with `changes` applied, built in a temporary
-   * index that no other writer shares.
-   */
-  async writeTree(deploymentId: number, base: string | null, changes: TreeChanges): Promise<string> {
-    const dir = this.dir(deploymentId);
-    const index = path.join(os.tmpdir(), `index-${randomBytes(8).toString('hex')}`);
-    const env = { GIT_INDEX_FILE: index };
-    try {
-      await git(dir, base ? ['read-tree', base] : ['read-tree', '--empty'], { env });
-      if (changes.size > 0) {
-        // `update-index --index-info`: mode 0 removes the path.
-        const lines = [...changes].map(([p, oid]) => (oid ? `100644 ${oid}\t${p}` : `0 ${ZERO_OID}\t${p}`));
-        await git(dir, ['update-index', '-z', '--index-info'], { env, input: lines.join('\0') + '\0' });
-      }
-      return text(await git(dir, ['write-tree'], { env }));
-    } finally {
-      await fs.rm(index, { force: true });
+  /** Every entry of a tree-ish, recursively, directories included (`ls-tree -r -t`). */
+  async listing(deploymentId: number, treeish: string): Promise<TreeEntry[]> {
+    const r = await git(this.dir(deploymentId), ['ls-tree', '-r', '-t', '-z', '--full-tree', treeish]);
+    const entries: TreeEntry[] = [];
+    for (const entry of r.stdout.toString('utf8').split('\0')) {
+      if (!entry) continue;
+      // `<mode> SP <type> SP <oid> TAB <path>`
+      const tab = entry.indexOf('\t');
+      const [mode, type, oid] = entry.slice(0, tab).split(' ');
+      entries.push({ mode, type: type as TreeEntry['type'], oid, path: entry.slice(tab + 1) });
     }
+    return entries;
+  }
+
+  /**
+   * A tree: `base` (a tree id, or null for empty) with `changes` applied. Only the directories on a
+   * changed path are written, all in one `mktree --batch`; `listing` (the base's, from
+   * {@link listing}) saves reading it again. A file where a directory is (or the reverse) is 409
+   * `file_exists`, before anything is written.
+   */
+  async writeTree(
+    deploymentId: number,
+    base: string | null,
+    changes: TreeChanges,
+    listing?: TreeEntry[],
+  ): Promise<string> {
+    if (base && changes.size === 0) return base;
+    let plan: ReturnType<typeof planTrees>;
+    try {
+      plan = planTrees(listing ?? (base ? await this.listing(deploymentId, base) : null), changes);
+    } catch (err) {
+      if (!(err instanceof TreePathConflict)) throw err;
+      throw dataModelError('file_exists', `/${err.path} is a ${err.existing} on this branch`);
+    }
+    if (plan.root === null) return base ?? EMPTY_TREE;
+    if (plan.trees.length === 0) return plan.root;
+    const input = plan.trees
+      .map((t) => t.entries.map((e) => `${e.mode} ${e.type} ${e.oid}\t${e.name}\0`).join('') + '\0')
+      .join('');
+    const written = text(await git(this.dir(deploymentId), ['mktree', '--batch', '-z'], { input })).split(
+      '\n',
+    );
+    // git computed each id itself: a difference would mean a parent names a tree that was not written.
+    if (written.length !== plan.trees.length || written.some((oid, i) => oid !== plan.trees[i].oid)) {
+      throw new GitError(
+        ['mktree'],
+        null,
+        `mktree wrote ${written.join(', ')} where ${plan.trees.map((t) => t.oid).join(', ')} was planned`,
+      );
+    }
+    return plan.root;
   }
 
   /** A commit of `tree` with `parents`; the author is the person whose request made it. */
