@@ -3,7 +3,9 @@
 //   node bench/seed.mjs [--reports 100000] [--folders 1000]
 //
 // Env: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/bench; the database is
-// DROPPED and recreated), BENCH_DIST (the built service, default dist).
+// DROPPED and recreated), BENCH_DIST (the built service, default dist), BENCH_STATE_FILE (where the
+// state goes, default bench/.state.json; a bench seeding a database of its own, compile-load.mjs,
+// writes elsewhere so the shared state of run.mjs stays).
 //
 // Steps: recreate the database; migrate it and bootstrap the admin through the service's CLI;
 // then, in set-based SQL (generate_series, INSERT ... SELECT, seeded random()): 24 more users,
@@ -28,7 +30,7 @@ const REPORTS = Number(args.reports);
 const FOLDERS = Number(args.folders);
 const DIST = path.resolve(root, process.env.BENCH_DIST ?? 'dist');
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/bench';
-const STATE_FILE = path.join(here, '.state.json');
+const STATE_FILE = path.resolve(root, process.env.BENCH_STATE_FILE ?? path.join(here, '.state.json'));
 
 const step = stepper();
 
