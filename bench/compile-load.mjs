@@ -66,13 +66,13 @@ import {
   median,
   onInterrupt,
   positiveInt,
+  processTree,
   productionEnv,
   removeDir,
   root,
   startService,
   stepper,
   stopAllServices,
-  treeTicks,
   wholeNumber,
 } from './service.mjs';
 
@@ -174,13 +174,13 @@ const cli = async (dist, databaseUrl, ...argv) => {
   return JSON.parse(out.trim().split('\n').pop());
 };
 
-/** Waits until the processes under `pid` have used next to no CPU for 400 ms (at most 30 s). */
-async function waitIdle(pid) {
-  let last = treeTicks(pid);
+/** Waits until the processes of `tree` (processTree) have used next to no CPU for 400 ms (at most 30 s). */
+async function waitIdle(tree) {
+  let last = tree.ticks();
   let quiet = 0;
   for (let i = 0; i < 150 && quiet < 2; i++) {
     await sleep(200);
-    const now = treeTicks(pid);
+    const now = tree.ticks();
     quiet = now - last <= 2 ? quiet + 1 : 0;
     last = now;
   }
@@ -258,6 +258,8 @@ async function benchBuild({ label, source }) {
       },
       hide: ['SECRETS_KEY'],
     });
+    // The service's CPU: the API and every process below it, the sandboxed compile children too.
+    const tree = processTree(server.pid);
     const admin = state.token;
     const deployment = deploymentBody('Compile load');
     const D = (await api(server.base, 'POST', '/build/api/v1/deployments', deployment, { token: admin })).id;
@@ -309,7 +311,8 @@ async function benchBuild({ label, source }) {
     const reports = `/api/v1/deployments/${state.deploymentId}/reports`;
     await api(server.base, 'GET', `${reports}/${state.minReportId}`, undefined, { token: admin });
     const window = async (seconds) => {
-      const before = cpuSample([server.pid], dbName, 'tree');
+      const before = cpuSample([server.pid], dbName, tree);
+      tree.start();
       const result = await autocannon({
         url: server.base,
         connections: CONNECTIONS,
@@ -326,7 +329,8 @@ async function benchBuild({ label, source }) {
           },
         ],
       });
-      const t = cpuBetween(before, cpuSample([server.pid], dbName, 'tree'));
+      tree.stop();
+      const t = cpuBetween(before, cpuSample([server.pid], dbName, tree));
       return {
         rps: result['2xx'] / result.duration,
         p50: result.latency.p50,
@@ -339,11 +343,11 @@ async function benchBuild({ label, source }) {
     };
 
     step(`[${label}] waiting for the service to be idle, then ${WARMUP} s of get-report warm-up`);
-    await waitIdle(server.pid);
+    await waitIdle(tree);
     if (WARMUP > 0) await window(WARMUP);
     const rounds = [];
     for (let r = 0; r < ROUNDS; r++) {
-      await waitIdle(server.pid);
+      await waitIdle(tree);
       const idle = await window(DURATION);
       console.log(
         `  [${label}] round ${r + 1} idle:   ${idle.rps.toFixed(0)} req/s, p50 ${idle.p50} ms, p99 ${idle.p99} ms, ` +

@@ -82,6 +82,7 @@ import {
   NO_TICKS,
   onInterrupt,
   positiveInt,
+  processTree,
   productionEnv,
   recreateDatabase,
   removeDir,
@@ -220,10 +221,12 @@ async function benchBuild({ label, source }) {
 
   /**
    * CPU: the server's (utime + stime of the API process and of every process below it: git, the
-   * compile children whether they exit after each compile or stay warm), the database's backends',
-   * the machine's (bench/service.mjs).
+   * compile children, sandboxed or not, whether they exit after each compile or stay warm; polled
+   * during each timed operation, see processTree), the database's backends', the machine's
+   * (bench/service.mjs).
    */
-  const sample = () => cpuSample([server.pid], dbName, 'tree');
+  let tree = null;
+  const sample = () => cpuSample([server.pid], dbName, tree);
 
   let token = null;
   /** One JSON request; throws unless the answer is `expect`. Returns the parsed body. */
@@ -239,9 +242,11 @@ async function benchBuild({ label, source }) {
     let ticks = NO_TICKS;
     const timed = async (req) => {
       const before = sample();
+      tree.start();
       const t0 = performance.now();
       await req();
       const ms = performance.now() - t0;
+      tree.stop();
       ticks = addTicks(ticks, cpuBetween(before, sample()));
       return ms;
     };
@@ -289,6 +294,7 @@ async function benchBuild({ label, source }) {
       },
       hide: ['SECRETS_KEY'],
     });
+    tree = processTree(server.pid);
     const deployment = (name) => api('POST', '/build/api/v1/deployments', deploymentBody(name));
     const M = (await deployment('Data model bench')).id;
     const U = (await deployment('Upload bench')).id;
@@ -332,9 +338,11 @@ async function benchBuild({ label, source }) {
     let unchangedTicks = NO_TICKS;
     const timedValidate = async () => {
       const before = sample();
+      tree.start();
       const t0 = performance.now();
       await validate('?devMode=true');
       const ms = performance.now() - t0;
+      tree.stop();
       return { ms, ticks: cpuBetween(before, sample()) };
     };
     for (let i = 0; i < VALIDATE_REPEAT; i++) {
@@ -395,7 +403,9 @@ async function benchBuild({ label, source }) {
       for (const [kind, concurrency] of kinds) {
         const files = uploadFiles(UPLOAD_FILES, `${nonce}-${kind}-${r}`);
         const before = sample();
+        tree.start();
         const t = await upload(server.base, token, U, files, concurrency);
+        tree.stop();
         ticks[kind] = addTicks(ticks[kind], cpuBetween(before, sample()));
         samples[kind].push(t);
         console.log(

@@ -8,7 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { clearTimeout } from 'node:timers';
+import { clearInterval, clearTimeout, setInterval } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 import Redis from 'ioredis';
 import pg from 'pg';
@@ -335,35 +335,70 @@ export function procTicks(pid, children = false) {
 }
 
 /**
- * utime + stime of a process and of every process below it, in ticks: the live descendants (a
- * warm compile child, bubblewrap and its sandboxed child) with their own reaped children, plus
- * the children it has reaped itself. Between two samples this charges a child that lived through
- * both its ticks in between, and one that exited meanwhile the rest of its life (it was reaped).
+ * The CPU of a process and of every process below it, in ticks: `ticks()` answers its own and
+ * reaped children's utime + stime, plus each live descendant's (with its reaped children), plus the
+ * last-seen ticks of every descendant that left the tree without being reaped inside it. Those are
+ * the sandboxed children: the service kills bubblewrap, and the sandbox's init and the node
+ * child below it die reparented away, so no cutime in the tree ever holds them. Such a descendant
+ * is charged what it had used when last seen: `start(ms)` polls meanwhile (during a timed
+ * operation), so at most one period of its CPU goes uncounted; `stop()` ends the polling.
+ * Descendants are told apart by pid and start time.
  */
-export function treeTicks(pid) {
-  const children = new Map();
-  for (const p of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(p)) continue;
-    try {
-      const ppid = statFields(p)[1];
-      if (!children.has(ppid)) children.set(ppid, []);
-      children.get(ppid).push(p);
-    } catch {
-      /* gone */
+export function processTree(pid) {
+  const root = String(pid);
+  let known = new Map(); // pid -> { ppid, start, ticks } of the descendants at the last look
+  let orphaned = 0;
+  let timer = null;
+  const look = () => {
+    const all = new Map();
+    for (const p of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(p)) continue;
+      try {
+        const f = statFields(p);
+        all.set(p, {
+          ppid: f[1],
+          start: f[19],
+          ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]),
+        });
+      } catch {
+        /* gone */
+      }
     }
-  }
-  let ticks = procTicks(pid, true);
-  const queue = [...(children.get(String(pid)) ?? [])];
-  while (queue.length > 0) {
-    const p = queue.pop();
-    try {
-      ticks += procTicks(p, true);
-    } catch {
-      /* exited since: its parent reaps it, and the next sample charges it there */
+    const below = new Map();
+    for (const [p, x] of all) {
+      if (!below.has(x.ppid)) below.set(x.ppid, []);
+      below.get(x.ppid).push(p);
     }
-    queue.push(...(children.get(p) ?? []));
-  }
-  return ticks;
+    const tree = new Map();
+    const queue = [...(below.get(root) ?? [])];
+    while (queue.length > 0) {
+      const p = queue.pop();
+      tree.set(p, all.get(p));
+      queue.push(...(below.get(p) ?? []));
+    }
+    const same = (map, p, x) => map.get(p)?.start === x.start;
+    for (const [p, x] of known) {
+      if (same(tree, p, x)) continue;
+      // Gone from the tree: reaped by the root or by a parent still in the tree (its cutime holds
+      // it now or will), else lost to the tree: charge what it had used when last seen.
+      const reapedInside = x.ppid === root || (known.has(x.ppid) && same(tree, x.ppid, known.get(x.ppid)));
+      if (!reapedInside) orphaned += x.ticks;
+    }
+    known = tree;
+    let ticks = procTicks(pid, true) + orphaned;
+    for (const x of tree.values()) ticks += x.ticks;
+    return ticks;
+  };
+  return {
+    ticks: look,
+    start(everyMs = 100) {
+      if (!timer) timer = setInterval(look, everyMs);
+    },
+    stop() {
+      clearInterval(timer);
+      timer = null;
+    },
+  };
 }
 
 /** The ticks of each PostgreSQL backend serving the database `dbName` (its title names it), by pid. */
@@ -383,8 +418,8 @@ export function pgTicks(dbName) {
 
 /**
  * Machine-wide busy and total ticks (/proc/stat), the servers' (`pids`; with `children` true, plus
- * the children they reaped; with `children` 'tree', their whole process trees, see treeTicks), the
- * database's backends' and this process's own.
+ * the children they reaped; with `children` a processTree() of the one server, its whole process
+ * tree, sandboxed children included), the database's backends' and this process's own.
  */
 export function cpuSample(pids, dbName, children = false) {
   const [user, nice, system, idle, iowait, irq, softirq, steal] = fs
@@ -399,7 +434,7 @@ export function cpuSample(pids, dbName, children = false) {
   return {
     busy,
     total: busy + idle + iowait,
-    server: pids.reduce((a, pid) => a + (children === 'tree' ? treeTicks(pid) : procTicks(pid, children)), 0),
+    server: children?.ticks ? children.ticks() : pids.reduce((a, pid) => a + procTicks(pid, children), 0),
     pg: pgTicks(dbName),
     self: ((self.user + self.system) / 1e6) * CLK_TCK,
   };
