@@ -1,6 +1,7 @@
 import { Injectable, ValidationPipe, type ArgumentMetadata } from '@nestjs/common';
 import type { ValidationError } from 'class-validator';
-import { coreError } from './api-error.js';
+import { ApiError, coreError } from './api-error.js';
+import { ERROR_CODES, isErrorCode, type ErrorCode } from './error-codes.js';
 
 /** One message per bad field, each naming the field by its full path (`settings.locale ...`). */
 export function flattenValidationErrors(errors: ValidationError[], prefix = ''): string[] {
@@ -17,6 +18,29 @@ export function flattenValidationErrors(errors: ValidationError[], prefix = ''):
 }
 
 /**
+ * The catalogue code a field's own check answers with (`context: { code }` on a constraint, as
+ * `BranchNameField` sets it), when every failing field carries one and they agree; otherwise
+ * null, and the refusal is `validation_failed`.
+ */
+export function sharedErrorCode(errors: ValidationError[]): ErrorCode | null {
+  let code: string | null = null;
+  const carries = (e: ValidationError): boolean => {
+    if (e.constraints && Object.keys(e.constraints).length > 0) {
+      const codes = Object.values(e.contexts ?? {})
+        .map((c) => (c as { code?: unknown } | undefined)?.code)
+        .filter((c): c is string => typeof c === 'string');
+      if (codes.length === 0) return false;
+      for (const c of codes) {
+        code ??= c;
+        if (c !== code) return false;
+      }
+    }
+    return (e.children ?? []).every(carries);
+  };
+  return errors.every(carries) && code !== null && isErrorCode(code) ? code : null;
+}
+
+/**
  * Validates and converts every body, query and path DTO. Unknown fields are rejected, so a
  * removed field fails loudly instead of being ignored. An absent body counts as `{}`.
  */
@@ -30,7 +54,13 @@ export class StrictValidationPipe extends ValidationPipe {
       transform: true,
       transformOptions: { enableImplicitConversion: false, exposeUnsetFields: false },
       validationError: { target: false, value: false },
-      exceptionFactory: (errors) => coreError('validation_failed', flattenValidationErrors(errors)),
+      exceptionFactory: (errors) => {
+        const code = sharedErrorCode(errors);
+        const messages = flattenValidationErrors(errors);
+        return code
+          ? new ApiError(ERROR_CODES[code].status, code, messages)
+          : coreError('validation_failed', messages);
+      },
     });
   }
 

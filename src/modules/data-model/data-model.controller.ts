@@ -27,33 +27,18 @@ import type { Principal } from '../../core/auth/principal.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { refuseBody } from '../../core/http/no-body.js';
-import { PageQueryDto, type Page } from '../../core/http/pagination.js';
+import type { Page } from '../../core/http/pagination.js';
 import { StringField } from '../../core/http/validation.js';
-import type { DeploymentDto } from '../deployments/dto/deployment.dto.js';
-import { DeploymentDto as DeploymentResponse } from '../deployments/dto/deployment.dto.js';
 import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js';
 import {
-  BranchEnvelopeDto,
-  BranchesDto,
   BuildStatusDto,
   BuildStatusQueryDto,
   CommitDto,
-  ConnectGitHubDto,
-  CreateBranchDto,
-  DeleteBranchQueryDto,
-  DevBranchDto,
   FileHashDto,
   ListFilesQueryDto,
-  MergeDto,
-  MergeResponseDto,
-  MergeToDefaultDto,
-  PullDto,
-  PullResponseDto,
   RemoveFilesDto,
   RenameFilesDto,
   SourceTreeDto,
-  StagingEnvironmentDto,
-  StartDevModeDto,
   UpdateFilesDto,
   UploadFileResponseDto,
   UploadFinishDto,
@@ -63,10 +48,9 @@ import {
   ValidateQueryDto,
   ValidationResponseDto,
   WriteResponseDto,
-  type BranchDto,
   type FileNodeDto,
 } from './dto/data-model.dto.js';
-import { ModelBranches } from './model-branches.service.js';
+import { DATA_MODEL_ROUTES, legacy, OK, WRITE_ERRORS } from './data-model.routes.js';
 import { ModelBuilds } from './model-builds.js';
 import { ModelFiles } from './model-files.service.js';
 import { ModelUploads } from './model-uploads.service.js';
@@ -79,46 +63,16 @@ export class UploadFileFieldsDto {
   @StringField({ minLength: 1, maxLength: 1024, example: 'model/cubes/orders.yml' }) fileName: string;
 }
 
-const OK = { success: true } as const;
-const WRITE_ERRORS = [
-  'validation_failed',
-  'deployment_not_found',
-  'branch_not_found',
-  'branch_not_writable',
-  'not_in_dev_mode',
-  'invalid_path',
-  'invalid_branch_name',
-] as const;
-
-const MERGE_ERRORS = [
-  'validation_failed',
-  'deployment_not_found',
-  'branch_not_found',
-  'not_in_dev_mode',
-  'nothing_to_merge',
-  'merge_conflict',
-  'merge_not_allowed',
-  'remote_failed',
-  'queue_unavailable',
-] as const;
-
-/** Paging of a list whose items are served whole: `items` and the deprecated `data`. */
-function legacy<T>(page: Page<T>): Page<T> & { data: T[] } {
-  return { ...page, data: page.items };
-}
-
+/** Files of a branch: reading, writing on your dev branch, committing, uploads and validation. */
 @ApiTags('Data Model')
 @ApiExtraModels(FileHashDto)
 @UseFilters(DeploymentScopeFilter)
-@Controller('build/api/v1/deployments/:deploymentId')
+@Controller(DATA_MODEL_ROUTES)
 export class DataModelController {
   constructor(
     private readonly files: ModelFiles,
     private readonly uploads: ModelUploads,
-    private readonly branches: ModelBranches,
   ) {}
-
-  // --- Files ------------------------------------------------------------------------------------
 
   @Get('data-model/files')
   @RequireObjectAction(Action.SchemaRead)
@@ -129,7 +83,13 @@ export class DataModelController {
       'nodes; without `first` the whole tree comes back. Your own dev branch shows your pending changes.',
   })
   @ApiOkResponse({ type: SourceTreeDto })
-  @ApiErrors('validation_failed', 'invalid_cursor', 'deployment_not_found', 'branch_not_found')
+  @ApiErrors(
+    'validation_failed',
+    'invalid_cursor',
+    'deployment_not_found',
+    'branch_not_found',
+    'invalid_branch_name',
+  )
   async listFiles(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') id: number,
@@ -187,7 +147,7 @@ export class DataModelController {
   }
 
   @Get('data-model/file-hashes')
-  @RequireObjectAction(Action.SchemaUpdateDevBranches)
+  @RequireObjectAction(Action.SchemaRead)
   @ApiOperation({
     summary: 'Content hashes of the files an upload would replace',
     description: 'path -> {hash}, the SHA-1 of each file’s content, for uploading only what changed.',
@@ -195,7 +155,13 @@ export class DataModelController {
   @ApiOkResponse({
     schema: { type: 'object', additionalProperties: { $ref: getSchemaPath(FileHashDto) } },
   })
-  @ApiErrors('validation_failed', 'deployment_not_found', 'branch_not_found', 'not_in_dev_mode')
+  @ApiErrors(
+    'validation_failed',
+    'deployment_not_found',
+    'branch_not_found',
+    'not_in_dev_mode',
+    'invalid_branch_name',
+  )
   fileHashes(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') id: number,
@@ -220,6 +186,7 @@ export class DataModelController {
     'branch_not_found',
     'not_in_dev_mode',
     'compiler_unavailable',
+    'invalid_branch_name',
   )
   validate(
     @CurrentPrincipal() actor: Principal,
@@ -228,8 +195,6 @@ export class DataModelController {
   ): Promise<ValidationResponseDto> {
     return this.files.validate(actor, id, query);
   }
-
-  // --- Uploads ----------------------------------------------------------------------------------
 
   @Post('data-model/upload/start')
   @HttpCode(200)
@@ -247,6 +212,7 @@ export class DataModelController {
     'branch_not_found',
     'not_in_dev_mode',
     'branch_not_writable',
+    'invalid_branch_name',
   )
   startUpload(
     @CurrentPrincipal() actor: Principal,
@@ -313,6 +279,7 @@ export class DataModelController {
     'too_many_files',
     'remote_failed',
     'queue_unavailable',
+    'invalid_branch_name',
   )
   finishUpload(
     @CurrentPrincipal() actor: Principal,
@@ -322,129 +289,6 @@ export class DataModelController {
   ): Promise<UploadFinishResponseDto> {
     return this.uploads.finish(actor, id, query, dto);
   }
-
-  // --- Dev mode and branches ----------------------------------------------------------------------
-
-  @Post('dev-mode')
-  @HttpCode(200)
-  @RequireObjectAction(Action.SchemaUpdateDevBranches)
-  @ApiOperation({
-    summary: 'Enter dev mode',
-    description:
-      'Forks your personal `dev-...` branch from `branchName` (default the deploy branch), or reopens it ' +
-      'with its pending changes, and makes it your active branch.',
-  })
-  @ApiOkResponse({ type: DevBranchDto })
-  @ApiErrors('validation_failed', 'deployment_not_found', 'branch_not_found', 'invalid_branch_name')
-  startDevMode(
-    @CurrentPrincipal() actor: Principal,
-    @IdParam('deploymentId') id: number,
-    @Body() dto: StartDevModeDto,
-  ): Promise<DevBranchDto> {
-    return this.branches.startDevMode(actor, id, dto);
-  }
-
-  @Delete('dev-mode')
-  @RequireObjectAction(Action.SchemaRead)
-  @ApiOperation({ summary: 'Leave dev mode (your dev branch and its pending changes are kept)' })
-  @ApiOkResponse({ type: WriteResponseDto })
-  @ApiErrors('validation_failed', 'deployment_not_found')
-  async stopDevMode(
-    @CurrentPrincipal() actor: Principal,
-    @IdParam('deploymentId') id: number,
-  ): Promise<WriteResponseDto> {
-    await this.branches.stopDevMode(actor, id);
-    return OK;
-  }
-
-  @Get('branches')
-  @RequireObjectAction(Action.SchemaRead)
-  @ApiOperation({ summary: 'List branches', description: 'In name order; `lastHash` is the head commit.' })
-  @ApiOkResponse({ type: BranchesDto })
-  @ApiErrors('validation_failed', 'invalid_cursor', 'deployment_not_found')
-  async listBranches(
-    @CurrentPrincipal() actor: Principal,
-    @IdParam('deploymentId') id: number,
-    @Query() query: PageQueryDto,
-  ): Promise<Page<BranchDto> & { data: BranchDto[] }> {
-    return legacy(await this.branches.list(actor, id, query));
-  }
-
-  @Post('branches')
-  @HttpCode(200)
-  @RequireObjectAction(Action.SchemaUpdateDevBranches)
-  @ApiOperation({
-    summary: 'Create a shared branch',
-    description:
-      'From `from` (default the deploy branch); with `activate` (or `enterDevMode`) you enter dev mode on it.',
-  })
-  @ApiOkResponse({ type: DevBranchDto })
-  @ApiErrors(
-    'validation_failed',
-    'deployment_not_found',
-    'branch_not_found',
-    'invalid_branch_name',
-    'branch_exists',
-  )
-  createBranch(
-    @CurrentPrincipal() actor: Principal,
-    @IdParam('deploymentId') id: number,
-    @Body() dto: CreateBranchDto,
-  ): Promise<DevBranchDto> {
-    return this.branches.create(actor, id, dto);
-  }
-
-  @Delete('branches')
-  @RequireObjectAction(Action.SchemaUpdate)
-  @ApiOperation({
-    summary: 'Delete a branch',
-    description:
-      'Deletes its git ref; its children move to its parent and anyone on it in dev mode back to the deploy ' +
-      'branch. With `removeOnUpstream` the branch is deleted on the connected repository first.',
-  })
-  @ApiOkResponse({ type: WriteResponseDto })
-  @ApiErrors(
-    'validation_failed',
-    'deployment_not_found',
-    'branch_not_found',
-    'invalid_branch_name',
-    'deploy_branch_protected',
-    'remote_not_connected',
-    'remote_failed',
-  )
-  async deleteBranch(
-    @CurrentPrincipal() actor: Principal,
-    @IdParam('deploymentId') id: number,
-    @Query() query: DeleteBranchQueryDto,
-  ): Promise<WriteResponseDto> {
-    await this.branches.delete(actor, id, query);
-    return OK;
-  }
-
-  @Put('branches/staging-environment')
-  @RequireObjectAction(Action.SchemaUpdate)
-  @ApiOperation({
-    summary: 'Turn a shared branch’s always-on staging environment on or off',
-    description:
-      'Served at `<deploymentUrl>/dev-mode/{branchName}/cubejs-api/v1`. Only shared branches qualify.',
-  })
-  @ApiOkResponse({ type: BranchEnvelopeDto })
-  @ApiErrors(
-    'validation_failed',
-    'deployment_not_found',
-    'branch_not_found',
-    'staging_not_allowed',
-    'not_in_dev_mode',
-  )
-  setStaging(
-    @CurrentPrincipal() actor: Principal,
-    @IdParam('deploymentId') id: number,
-    @Body() dto: StagingEnvironmentDto,
-  ): Promise<{ data: BranchDto }> {
-    return this.branches.setStaging(actor, id, dto);
-  }
-
-  // --- Commits and merges -------------------------------------------------------------------------
 
   @Post('commit')
   @HttpCode(200)
@@ -464,83 +308,6 @@ export class DataModelController {
     await this.files.commit(actor, id, dto);
     return OK;
   }
-
-  @Post('pull')
-  @HttpCode(200)
-  @RequireObjectAction(Action.SchemaUpdateDevBranches)
-  @ApiOperation({ summary: 'Pull the latest for a branch from its remote and rebuild if changed' })
-  @ApiOkResponse({ type: PullResponseDto })
-  @ApiErrors(
-    'validation_failed',
-    'deployment_not_found',
-    'remote_not_connected',
-    'remote_failed',
-    'merge_conflict',
-    'nothing_to_merge',
-    'queue_unavailable',
-  )
-  pull(
-    @CurrentPrincipal() actor: Principal,
-    @IdParam('deploymentId') id: number,
-    @Body() dto: PullDto,
-  ): Promise<PullResponseDto> {
-    return this.branches.pull(actor, id, dto);
-  }
-
-  @Post('merge')
-  @HttpCode(200)
-  @RequireObjectAction(Action.SchemaUpdateDevBranches)
-  @ApiOperation({
-    summary: 'Merge a branch into its parent branch (git-flow merge)',
-    description: 'Default: your active branch. A conflict is 409 listing the files and changes nothing.',
-  })
-  @ApiOkResponse({ type: MergeResponseDto })
-  @ApiErrors(...MERGE_ERRORS)
-  merge(
-    @CurrentPrincipal() actor: Principal,
-    @IdParam('deploymentId') id: number,
-    @Body() dto: MergeDto,
-  ): Promise<MergeResponseDto> {
-    return this.branches.merge(actor, id, dto);
-  }
-
-  @Post('merge-to-default')
-  @HttpCode(200)
-  @RequireObjectAction(Action.SchemaUpdate)
-  @ApiOperation({ summary: 'Merge a branch straight into the deploy (default) branch' })
-  @ApiOkResponse({ type: MergeResponseDto })
-  @ApiErrors(...MERGE_ERRORS)
-  mergeToDefault(
-    @CurrentPrincipal() actor: Principal,
-    @IdParam('deploymentId') id: number,
-    @Body() dto: MergeToDefaultDto,
-  ): Promise<MergeResponseDto> {
-    return this.branches.mergeToDefault(actor, id, dto);
-  }
-
-  @Post('github/connect')
-  @HttpCode(200)
-  @RequireObjectAction(Action.SchemaUpdate)
-  @ApiOperation({ summary: 'Connect a deployment to a GitHub repository and trigger a build' })
-  @ApiOkResponse({ type: DeploymentResponse })
-  @ApiErrors(
-    'validation_failed',
-    'deployment_not_found',
-    'github_not_configured',
-    'github_installation_not_found',
-    'github_repository_not_found',
-    'github_unavailable',
-    'invalid_branch_name',
-    'remote_failed',
-    'queue_unavailable',
-  )
-  connect(
-    @CurrentPrincipal() actor: Principal,
-    @IdParam('deploymentId') id: number,
-    @Body() dto: ConnectGitHubDto,
-  ): Promise<DeploymentDto> {
-    return this.branches.connect(actor, id, dto);
-  }
 }
 
 @ApiTags('Deployments')
@@ -559,7 +326,7 @@ export class BuildStatusController {
       'with `errorText: "Bad branch"`.',
   })
   @ApiOkResponse({ type: BuildStatusDto })
-  @ApiErrors('validation_failed', 'deployment_not_found')
+  @ApiErrors('validation_failed', 'deployment_not_found', 'invalid_branch_name')
   buildStatus(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') id: number,

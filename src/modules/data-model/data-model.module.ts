@@ -6,8 +6,11 @@ import { declareJobs } from '../../core/queue/job-definition.js';
 import { DeploymentLifecycle } from '../deployments/deployment-lifecycle.js';
 import { DeploymentsModule } from '../deployments/deployments.module.js';
 import { ModelCompiler } from './compiler/model-compiler.js';
+import { BranchesController } from './branches.controller.js';
+import { ConnectionController } from './connection.controller.js';
 import { BuildStatusController, DataModelController } from './data-model.controller.js';
 import { DataModelRepository } from './data-model.repository.js';
+import { DevModeController } from './dev-mode.controller.js';
 import { EnvironmentsController } from './environments.controller.js';
 import { ModelBranch } from './entities/model-branch.entity.js';
 import { ModelBuild } from './entities/model-build.entity.js';
@@ -18,12 +21,17 @@ import { GitStore } from './git/git-store.js';
 import { GitHubModule } from './github/github.module.js';
 import { ModelBranches } from './model-branches.service.js';
 import { BUILD_JOB, ModelBuilds } from './model-builds.js';
+import { ModelConnection } from './model-connection.service.js';
+import { ModelDevMode } from './model-dev-mode.service.js';
 import { ModelEnvironments } from './model-environments.js';
 import { ModelFiles } from './model-files.service.js';
 import { ModelImports } from './model-imports.js';
+import { ModelMerges } from './model-merges.service.js';
+import { ModelRefs } from './model-refs.js';
 import { ModelRemotes } from './model-remotes.js';
 import { ModelUploads } from './model-uploads.service.js';
 import { ModelWorkspace } from './model-workspace.js';
+import { MergesController } from './merges.controller.js';
 
 /**
  * Plugs the data model into the life of a deployment: a new deployment gets its first build (the
@@ -75,18 +83,30 @@ class ModelLifecycle implements OnModuleInit {
     DeploymentsModule,
     GitHubModule,
   ],
-  controllers: [DataModelController, BuildStatusController, EnvironmentsController],
+  controllers: [
+    DataModelController,
+    DevModeController,
+    BranchesController,
+    MergesController,
+    ConnectionController,
+    BuildStatusController,
+    EnvironmentsController,
+  ],
   exports: [ModelImports],
   providers: [
     DataModelRepository,
     GitStore,
     ModelCompiler,
+    ModelRefs,
     ModelWorkspace,
     ModelBuilds,
     ModelRemotes,
     ModelFiles,
     ModelUploads,
+    ModelDevMode,
     ModelBranches,
+    ModelMerges,
+    ModelConnection,
     ModelEnvironments,
     ModelImports,
     ModelLifecycle,

@@ -19,9 +19,10 @@ import type {
   ValidateQueryDto,
   ValidationResponseDto,
 } from './dto/data-model.dto.js';
-import { branchRef, pendingRef, type TreeChanges, type TreeFile } from './git/git-store.js';
+import type { TreeChanges, TreeFile } from './git/git-store.js';
 import { ModelBuilds, readProject } from './model-builds.js';
 import { fileTree, normalisePath } from './model-paths.js';
+import { ModelRefs } from './model-refs.js';
 import { ModelRemotes } from './model-remotes.js';
 import { ModelWorkspace, type Branch, type BranchState, type ModelContext } from './model-workspace.js';
 
@@ -37,6 +38,7 @@ export class ModelFiles {
   constructor(
     private readonly db: Database,
     private readonly ws: ModelWorkspace,
+    private readonly refs: ModelRefs,
     private readonly repository: DataModelRepository,
     private readonly compiler: ModelCompiler,
     private readonly builds: ModelBuilds,
@@ -159,8 +161,8 @@ export class ModelFiles {
     this.jobs.assertAvailable();
     await this.db.transaction(async () => {
       let pendingAt: string | null = null;
-      const committed = await this.ws.moveRef(ctx, branch.name, branchRef(branch.name), async (head) => {
-        const pending = await this.ws.git.resolve(deploymentId, pendingRef(branch.name));
+      const committed = await this.refs.move(deploymentId, branch.name, 'head', async (head) => {
+        const { pending } = await this.refs.state(deploymentId, branch.name);
         pendingAt = pending;
         if (!pending) return null;
         const base = await this.ws.git.parentOf(deploymentId, pending);
@@ -189,7 +191,7 @@ export class ModelFiles {
         await this.remotes.push(ctx, branch.name, next);
         return { next, result: next };
       });
-      if (pendingAt) await this.ws.git.updateRef(deploymentId, pendingRef(branch.name), null, pendingAt);
+      if (pendingAt) await this.refs.dropPending(deploymentId, branch.name, pendingAt);
       if (committed) await this.builds.queue(ctx.accountId, deploymentId, branch.name, committed, 'commit');
       if (dto.exitDevMode) await this.repository.leaveDevMode(deploymentId, actor.userId);
     });
@@ -280,8 +282,8 @@ export class ModelFiles {
     plan: (existing: Map<string, string>) => TreeChanges,
   ): Promise<void> {
     const git = this.ws.git;
-    await this.ws.moveRef(ctx, branch.name, pendingRef(branch.name), async (pending) => {
-      const head = await git.resolve(ctx.deploymentId, branchRef(branch.name));
+    await this.refs.move(ctx.deploymentId, branch.name, 'pending', async (pending) => {
+      const head = await this.refs.head(ctx.deploymentId, branch.name);
       const current = pending ?? head;
       const existing = new Map(
         current ? (await git.listFiles(ctx.deploymentId, current)).map((f) => [f.path, f.oid] as const) : [],

@@ -3,9 +3,12 @@ import { Database } from '../../core/database/database.js';
 import { notFound } from '../../core/http/not-found.js';
 import { DeploymentsService } from '../deployments/deployments.service.js';
 import { DataModelRepository } from './data-model.repository.js';
-import { branchRef, type CommitAuthor, type TreeChanges } from './git/git-store.js';
+import { dataModelError } from './data-model.errors.js';
+import { branchNameProblem } from './git/branch-names.js';
+import type { CommitAuthor, TreeChanges } from './git/git-store.js';
 import { ModelBuilds } from './model-builds.js';
 import { normalisePath, rootPrefix } from './model-paths.js';
+import { ModelRefs } from './model-refs.js';
 import { ModelWorkspace } from './model-workspace.js';
 
 /** Files another module generated for a deployment's model, to land on a branch of their own. */
@@ -31,13 +34,6 @@ export interface ImportOutcome {
   buildId: number;
 }
 
-/** The branch moved under an import between its read and its compare-and-swap: a retry settles it. */
-export class ImportRaced extends Error {
-  constructor(branch: string) {
-    super(`branch ${branch} moved while the import wrote it; the next attempt retries`);
-  }
-}
-
 /**
  * The way generated files (a dbt sync's cubes) enter a deployment's model: one commit of the
  * files over the base branch, on a new shared branch, with a build queued. Idempotent, so a job
@@ -50,6 +46,7 @@ export class ModelImports {
   constructor(
     private readonly db: Database,
     private readonly ws: ModelWorkspace,
+    private readonly refs: ModelRefs,
     private readonly repository: DataModelRepository,
     private readonly builds: ModelBuilds,
     private readonly deployments: DeploymentsService,
@@ -60,17 +57,21 @@ export class ModelImports {
     const settings = await this.deployments.gitSettings(accountId, deploymentId);
     await this.ws.prepare(accountId, settings);
     const base = name ?? settings.deployBranchName;
-    if (!(await this.ws.git.resolve(deploymentId, branchRef(base)))) throw notFound('Branch', base);
+    if (!(await this.refs.head(deploymentId, base))) throw notFound('Branch', base);
     return base;
   }
 
   /** Whether the branch exists (its ref does). */
   async branchExists(deploymentId: number, name: string): Promise<boolean> {
-    return (await this.ws.git.resolve(deploymentId, branchRef(name))) !== null;
+    return (await this.refs.head(deploymentId, name)) !== null;
   }
 
   async commitBranch(input: ModelImport): Promise<ImportOutcome> {
     const { accountId, deploymentId, branch } = input;
+    // A name from another module: the same rule as a name from a request.
+    const problem = await branchNameProblem(branch, { isNew: true });
+    if (problem)
+      throw dataModelError('invalid_branch_name', `Branch name ${JSON.stringify(branch)} ${problem}`);
     const settings = await this.deployments.gitSettings(accountId, deploymentId);
     await this.ws.prepare(accountId, settings);
     const base = input.base ?? settings.deployBranchName;
@@ -86,22 +87,19 @@ export class ModelImports {
     const oids = await git.writeBlobs(deploymentId, contents);
     const changes: TreeChanges = new Map(paths.map((p, i) => [p, oids[i]]));
     return this.db.transaction(async () => {
-      await this.repository.lockBranch(deploymentId, branch);
-      const baseHead = await git.resolve(deploymentId, branchRef(base));
-      if (!baseHead) throw notFound('Branch', base);
-      const existing = new Set((await git.listFiles(deploymentId, baseHead)).map((f) => f.path));
-      this.ws.assertLimits([], existing.size + paths.filter((p) => !existing.has(p)).length);
-      const tree = await git.writeTree(deploymentId, await git.treeOf(deploymentId, baseHead), changes);
-      const current = await git.resolve(deploymentId, branchRef(branch));
-      let commit: string;
-      if (current && (await git.treeOf(deploymentId, current)) === tree) {
-        commit = current; // an earlier attempt of this import got this far
-      } else {
-        commit = await git.commit(deploymentId, tree, [baseHead], input.message, input.author);
-        if (!(await git.updateRef(deploymentId, branchRef(branch), commit, current))) {
-          throw new ImportRaced(branch);
-        }
-      }
+      // The change always answers a commit.
+      const commit = (await this.refs.move(deploymentId, branch, 'head', async (current) => {
+        const baseHead = await this.refs.head(deploymentId, base);
+        if (!baseHead) throw notFound('Branch', base);
+        const existing = new Set((await git.listFiles(deploymentId, baseHead)).map((f) => f.path));
+        this.ws.assertLimits([], existing.size + paths.filter((p) => !existing.has(p)).length);
+        const tree = await git.writeTree(deploymentId, await git.treeOf(deploymentId, baseHead), changes);
+        // An earlier attempt of this import got this far.
+        if (current && (await git.treeOf(deploymentId, current)) === tree)
+          return { next: current, result: current };
+        const next = await git.commit(deploymentId, tree, [baseHead], input.message, input.author);
+        return { next, result: next };
+      }))!;
       await this.repository.insertBranch(accountId, deploymentId, {
         name: branch,
         parentName: base,

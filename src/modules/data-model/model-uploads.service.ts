@@ -14,10 +14,11 @@ import type {
   UploadQueryDto,
   UploadStartDto,
 } from './dto/data-model.dto.js';
-import { branchRef, type TreeChanges } from './git/git-store.js';
+import type { TreeChanges } from './git/git-store.js';
 import { ModelBuilds } from './model-builds.js';
 import { ModelFiles } from './model-files.service.js';
 import { normalisePath } from './model-paths.js';
+import { ModelRefs } from './model-refs.js';
 import { ModelRemotes } from './model-remotes.js';
 import { ModelWorkspace, type Branch, type BranchState, type ModelContext } from './model-workspace.js';
 
@@ -37,6 +38,7 @@ export class ModelUploads {
   constructor(
     private readonly db: Database,
     private readonly ws: ModelWorkspace,
+    private readonly refs: ModelRefs,
     private readonly repository: DataModelRepository,
     private readonly files: ModelFiles,
     private readonly builds: ModelBuilds,
@@ -55,14 +57,22 @@ export class ModelUploads {
     query: UploadQueryDto,
   ): Promise<{ ctx: ModelContext; branch: Branch & BranchState; prefix: string }> {
     const ctx = await this.ws.open(actor, deploymentId, Action.SchemaUpdateDevBranches);
-    const branch = query.live
-      ? await this.ws.target(ctx, { branchName: query.branchName })
-      : await this.ws.target(ctx, { branchName: query.branchName ?? ctx.settings.deployBranchName });
+    const branch = await this.target(ctx, query);
     if (!branch.isOwnDev) await this.ws.require(ctx, Action.SchemaUpdate);
     if (branch.kind === 'dev' && !branch.isOwnDev) {
       throw dataModelError('branch_not_writable', `${branch.name} is another user's personal dev branch`);
     }
-    return { ctx, branch, prefix: query.useDeployProjectRoot === false ? '' : ctx.prefix };
+    return { ctx, branch, prefix: this.prefix(ctx, query) };
+  }
+
+  private target(ctx: ModelContext, query: UploadQueryDto): Promise<Branch & BranchState> {
+    return query.live
+      ? this.ws.target(ctx, { branchName: query.branchName })
+      : this.ws.target(ctx, { branchName: query.branchName ?? ctx.settings.deployBranchName });
+  }
+
+  private prefix(ctx: ModelContext, query: UploadQueryDto): string {
+    return query.useDeployProjectRoot === false ? '' : ctx.prefix;
   }
 
   async start(actor: Principal, deploymentId: number, query: UploadQueryDto): Promise<UploadStartDto> {
@@ -129,7 +139,7 @@ export class ModelUploads {
       const branch = await this.ws.branch(ctx, upload.branchName);
       const uploaded = new Map((await this.repository.uploadFiles(upload.id)).map((f) => [f.path, f]));
       const git = this.ws.git;
-      const next = await this.ws.moveRef(ctx, branch.name, branchRef(branch.name), async (head) => {
+      const next = await this.refs.move(deploymentId, branch.name, 'head', async (head) => {
         // Content already on the branch, by hash: a file the client did not send again.
         const current = head ? await git.listFiles(deploymentId, head) : [];
         const hashes = await this.files.contentHashes(deploymentId, current);
@@ -176,20 +186,24 @@ export class ModelUploads {
         await this.builds.queue(ctx.accountId, deploymentId, branch.name, next, 'upload');
         return { lastHash: next };
       }
-      const head = await git.resolve(deploymentId, branchRef(branch.name));
+      const head = await this.refs.head(deploymentId, branch.name);
       return head ? { lastHash: head } : {};
     });
   }
 
-  /** Hashes of the branch an upload would address, for the client to diff against. */
+  /**
+   * Hashes of the branch an upload would address, for the client to diff against: a read, so
+   * `SchemaRead` suffices (the files themselves are readable with it).
+   */
   async fileHashes(
     actor: Principal,
     deploymentId: number,
     query: UploadQueryDto,
   ): Promise<Record<string, { hash: string }>> {
+    const ctx = await this.ws.open(actor, deploymentId, Action.SchemaRead);
+    const branch = await this.target(ctx, query);
     // The committed files: an upload replaces the branch's head, not anyone's pending changes.
-    const { branch, prefix } = await this.open(actor, deploymentId, query);
-    return this.files.hashesAt(deploymentId, branch.head, prefix);
+    return this.files.hashesAt(deploymentId, branch.head, this.prefix(ctx, query));
   }
 }
 

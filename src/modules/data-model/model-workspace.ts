@@ -4,14 +4,14 @@ import { Action } from '../../core/auth/action.js';
 import { AccessService } from '../../core/auth/access.service.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { AppConfig } from '../../core/config/app-config.js';
-import { Database } from '../../core/database/database.js';
 import { notFound } from '../../core/http/not-found.js';
 import { DeploymentsService, type DeploymentGitSettings } from '../deployments/deployments.service.js';
 import { dataModelError } from './data-model.errors.js';
 import { DataModelRepository, type BranchRow } from './data-model.repository.js';
 import { GitError } from './git/git.js';
-import { branchRef, GitStore, pendingRef, type CommitAuthor, type TreeChanges } from './git/git-store.js';
+import { GitStore, type CommitAuthor, type TreeChanges } from './git/git-store.js';
 import { rootPrefix } from './model-paths.js';
+import { ModelRefs } from './model-refs.js';
 import { STARTER_FILES } from './starter-project.js';
 
 /** A deployment's model as one request sees it: who asks, where its files live. */
@@ -37,12 +37,10 @@ export interface BranchState {
   pending: string | null;
 }
 
-const MAX_CAS_ATTEMPTS = 5;
-
 /**
  * The shared ground of the data-model services: access to a deployment's model, its repository
- * (created on first use, with the starter project on its deploy branch), branch lookups, and the
- * one way to change a branch: under the branch's lock, with a compare-and-swap of its ref.
+ * (created on first use, with the starter project on its deploy branch) and branch lookups. Refs
+ * change only through {@link ModelRefs}.
  */
 @Injectable()
 export class ModelWorkspace {
@@ -51,11 +49,11 @@ export class ModelWorkspace {
   private readonly ready = new Set<string>();
 
   constructor(
-    private readonly db: Database,
     private readonly access: AccessService,
     private readonly deployments: DeploymentsService,
     private readonly repository: DataModelRepository,
     readonly git: GitStore,
+    readonly refs: ModelRefs,
     private readonly config: AppConfig,
   ) {}
 
@@ -92,8 +90,8 @@ export class ModelWorkspace {
     if (this.ready.has(key)) return;
     try {
       await this.git.ensure(settings.id);
-      const ref = branchRef(settings.deployBranchName);
-      if (!(await this.git.resolve(settings.id, ref)) && settings.creationMethod !== 'github') {
+      const branch = settings.deployBranchName;
+      if (!(await this.refs.head(settings.id, branch)) && settings.creationMethod !== 'github') {
         const contents = STARTER_FILES.map((f) => Buffer.from(f.content));
         const oids = await this.git.writeBlobs(settings.id, contents);
         const prefix = rootPrefix(settings.deployProjectRoot);
@@ -104,7 +102,7 @@ export class ModelWorkspace {
           email: 'platform-api@localhost',
         });
         // Lost the race: another request created it; theirs stands.
-        await this.git.updateRef(settings.id, ref, commit, null);
+        await this.refs.create(settings.id, branch, commit);
       }
       await this.git.setHead(settings.id, settings.deployBranchName);
       await this.repository.insertBranch(accountId, settings.id, {
@@ -128,13 +126,11 @@ export class ModelWorkspace {
 
   /** A branch by name, or 404 `branch_not_found`. The ref decides: a row alone is not a branch. */
   async branch(ctx: ModelContext, name: string): Promise<Branch & BranchState> {
-    const [row, refs] = await Promise.all([
+    const [row, { head, pending }] = await Promise.all([
       this.repository.branch(ctx.deploymentId, name),
-      this.git.resolveAll(ctx.deploymentId, [branchRef(name), pendingRef(name)]),
+      this.refs.state(ctx.deploymentId, name),
     ]);
-    const head = refs.get(branchRef(name)) ?? null;
     if (!head && !(row && name === ctx.settings.deployBranchName)) throw notFound('Branch', name);
-    const pending = refs.get(pendingRef(name)) ?? null;
     const base: BranchRow = row ?? {
       // A ref made outside the API (pushed by hand): a shared branch without a parent.
       id: 0,
@@ -168,11 +164,8 @@ export class ModelWorkspace {
     ref: { branchName?: string | null; branchId?: number | null },
     fallback: 'active' | 'active-or-deploy' = 'active',
   ): Promise<Branch & BranchState> {
-    if (ref.branchName !== undefined && ref.branchName !== null) {
-      if (ref.branchName.trim() === '')
-        throw dataModelError('invalid_branch_name', 'branchName must not be empty');
-      return this.branch(ctx, ref.branchName);
-    }
+    // A name from a request: its DTO checked it (`BranchNameField`).
+    if (ref.branchName !== undefined && ref.branchName !== null) return this.branch(ctx, ref.branchName);
     if (ref.branchId !== undefined && ref.branchId !== null) return this.branchById(ctx, ref.branchId);
     const active = await this.repository.activeBranch(ctx.deploymentId, ctx.actor.userId);
     if (active) return this.branch(ctx, active);
@@ -189,31 +182,6 @@ export class ModelWorkspace {
   }
 
   // --- Writing --------------------------------------------------------------------------------------
-
-  /**
-   * Moves a ref of a branch under the branch's lock: `change` reads the current commit and
-   * answers the next one (or null to leave it), and the ref is moved with a compare-and-swap.
-   * The lock is a PostgreSQL advisory lock held for the unit of work, so writers of one branch
-   * take turns in every process; a lost compare-and-swap (a writer outside the API) is retried.
-   */
-  async moveRef<T>(
-    ctx: ModelContext,
-    branch: string,
-    ref: string,
-    change: (current: string | null) => Promise<{ next: string | null; result: T } | null>,
-  ): Promise<T | null> {
-    return this.db.transaction(async () => {
-      await this.repository.lockBranch(ctx.deploymentId, branch);
-      for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
-        const current = await this.git.resolve(ctx.deploymentId, ref);
-        const decided = await change(current);
-        if (!decided) return null;
-        if (decided.next === current) return decided.result;
-        if (await this.git.updateRef(ctx.deploymentId, ref, decided.next, current)) return decided.result;
-      }
-      throw dataModelError('conflict', `Branch ${branch} kept changing under this request; retry`);
-    });
-  }
 
   author(ctx: ModelContext): CommitAuthor {
     return { name: ctx.actor.email, email: ctx.actor.email };

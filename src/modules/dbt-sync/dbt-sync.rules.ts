@@ -52,9 +52,6 @@ export function looksLikeCommitSha(ref: string): boolean {
   return ref.length >= 7 && ref.length < 40 && /[0-9]/.test(ref) && /[a-f]/i.test(ref);
 }
 
-/** The personal dev branches of the data model (`dev-<user>-<hash>`): not a name a sync may take. */
-export const DEV_BRANCH = /^dev-\d+-[0-9a-f]{8}$/;
-
 /** The stages of the reference's status, in pipeline order, with the share of the work done. */
 export const STAGES = {
   INITIALIZING: 0,

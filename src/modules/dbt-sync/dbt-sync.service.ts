@@ -26,7 +26,6 @@ import { DBT_SYNC_JOB } from './dbt-sync.job.js';
 import { dbtSyncError, syncNotFound } from './dbt-sync.errors.js';
 import { DbtSyncRepository, type SyncViewRow } from './dbt-sync.repository.js';
 import {
-  DEV_BRANCH,
   HISTORY_STATUS,
   looksLikeCommitSha,
   PHASES,
@@ -133,7 +132,7 @@ export class DbtSyncs {
     const branchName =
       dto.branchName === undefined || dto.branchName === null
         ? syncBranchName(ref, new Date())
-        : await checkBranchName(dto.branchName);
+        : dto.branchName; // checked by its DTO (`BranchNameField`)
     await this.assertNameFree(deploymentId, branchName);
 
     this.jobs.assertAvailable();
@@ -354,24 +353,6 @@ export class DbtSyncs {
     }
     if (await this.repository.branchTaken(deploymentId, name)) throw branchExists(name);
   }
-}
-
-/** A branch name a caller gave: a valid git branch name, not of a personal dev branch's form. */
-async function checkBranchName(name: string): Promise<string> {
-  if (name.trim() === '') throw dbtSyncError('invalid_branch_name', 'branchName must not be empty');
-  if (DEV_BRANCH.test(name)) {
-    throw dbtSyncError(
-      'invalid_branch_name',
-      `${name} has the form of a personal dev branch; choose another name`,
-    );
-  }
-  if (!(await isValidRefName(name))) {
-    throw dbtSyncError(
-      'invalid_branch_name',
-      `branchName ${JSON.stringify(name)} is not a valid git branch name`,
-    );
-  }
-  return name;
 }
 
 async function checkRef(ref: string): Promise<void> {

@@ -2,16 +2,15 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PageInfoDto, PageQueryDto } from '../../../core/http/pagination.js';
 import { BoolField, IntField, NestedField, ObjectField, StringField } from '../../../core/http/validation.js';
 import { MAX_GITHUB_ID } from '../github/dto/github.dto.js';
+import { BranchNameField } from './branch-name.js';
 
-const BRANCH_NAME = { maxLength: 255, example: 'feature/orders' } as const;
 const PATH = { minLength: 1, maxLength: 1024, example: '/model/cubes/orders.yml' } as const;
 
 /** A write's branch: by name, by id, or (neither) the caller's active dev-mode branch. */
 class BranchTargetDto {
-  @StringField({
+  @BranchNameField({
     optional: true,
     nullable: true,
-    ...BRANCH_NAME,
     description: 'Default: your active dev-mode branch',
   })
   branchName?: string | null;
@@ -26,9 +25,8 @@ export class ListFilesQueryDto extends PageQueryDto {
   @BoolField({ optional: true, query: true, description: 'Include each file’s content' })
   withContent?: boolean;
 
-  @StringField({
+  @BranchNameField({
     optional: true,
-    ...BRANCH_NAME,
     description: 'Default: your active dev-mode branch (with its pending changes), else the deploy branch',
   })
   branchName?: string;
@@ -100,7 +98,7 @@ export class UploadQueryDto {
   })
   live?: boolean;
 
-  @StringField({ optional: true, ...BRANCH_NAME, description: 'Default: the deploy branch (or see live)' })
+  @BranchNameField({ optional: true, description: 'Default: the deploy branch (or see live)' })
   branchName?: string;
 
   @BoolField({
@@ -158,7 +156,7 @@ export class FileHashDto {
 // --- Validation --------------------------------------------------------------------------------------
 
 export class ValidateQueryDto {
-  @StringField({ optional: true, ...BRANCH_NAME, description: 'A named branch (not with devMode)' })
+  @BranchNameField({ optional: true, description: 'A named branch (not with devMode)' })
   branchName?: string;
 
   @BoolField({
@@ -186,9 +184,8 @@ export class ValidationResponseDto {
 // --- Dev mode and branches ---------------------------------------------------------------------------
 
 export class StartDevModeDto {
-  @StringField({
+  @BranchNameField({
     optional: true,
-    ...BRANCH_NAME,
     description: 'The branch to fork your personal dev branch from (default: the deploy branch)',
   })
   branchName?: string;
@@ -216,9 +213,9 @@ export class BranchesDto {
 }
 
 export class CreateBranchDto {
-  @StringField({ minLength: 1, ...BRANCH_NAME }) name: string;
+  @BranchNameField({ minLength: 1, isNew: true }) name: string;
 
-  @StringField({ optional: true, ...BRANCH_NAME, description: 'Default: the deploy branch' }) from?: string;
+  @BranchNameField({ optional: true, description: 'Default: the deploy branch' }) from?: string;
 
   @BoolField({ optional: true, description: 'Enter dev mode on the new branch' }) activate?: boolean;
 
@@ -227,7 +224,7 @@ export class CreateBranchDto {
 }
 
 export class DeleteBranchQueryDto {
-  @StringField({ ...BRANCH_NAME, description: 'Names contain slashes, hence a query parameter' })
+  @BranchNameField({ description: 'Names contain slashes, hence a query parameter' })
   branchName: string;
 
   @BoolField({ optional: true, query: true, description: 'Also delete it on the connected repository' })
@@ -256,16 +253,15 @@ export class CommitDto {
   })
   resolveMergeConflict?: boolean;
 
-  @StringField({
+  @BranchNameField({
     optional: true,
-    ...BRANCH_NAME,
     description: 'Sent by the command-line client: your dev branch',
   })
   branchName?: string;
 }
 
 export class PullDto {
-  @StringField({ minLength: 1, ...BRANCH_NAME }) branchName: string;
+  @BranchNameField({ minLength: 1 }) branchName: string;
 }
 
 export class PullResponseDto {
@@ -300,10 +296,9 @@ export class MergeResponseDto {
 // --- Builds ------------------------------------------------------------------------------------------
 
 export class BuildStatusQueryDto {
-  @StringField({
+  @BranchNameField({
     optional: true,
     nullable: true,
-    ...BRANCH_NAME,
     description: 'Default: your active dev-mode branch, else the deploy branch',
   })
   branchName?: string;
@@ -338,7 +333,7 @@ export class ConnectGitHubDto {
   })
   name: string;
 
-  @StringField({ optional: true, ...BRANCH_NAME, description: 'Default: the repository’s default branch' })
+  @BranchNameField({ optional: true, isNew: true, description: 'Default: the repository’s default branch' })
   deployBranchName?: string;
 
   @StringField({ optional: true, maxLength: 1024, example: '/', description: 'Default: /' })

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../../core/config/app-config.js';
 import { dataModelError } from '../data-model.errors.js';
+import { branchNameProblem } from './branch-names.js';
 import { git, GitError, text, ZERO_OID } from './git.js';
 import { EMPTY_TREE, planTrees, TreePathConflict, type TreeChanges, type TreeEntry } from './tree-plan.js';
 
@@ -89,16 +90,18 @@ export class GitStore {
     await fs.rm(this.dir(deploymentId), { recursive: true, force: true });
   }
 
-  /** The commit a ref points at, or null. */
+  /**
+   * The commit a ref points at, or null. The ref is named in full and matched exactly: git's
+   * guessing (`rev-parse <name>` tries refs/<name>, refs/heads/<name>, ... and reflog syntax)
+   * never reads a name.
+   */
   async resolve(deploymentId: number, ref: string): Promise<string | null> {
-    const r = await git(this.dir(deploymentId), ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], {
-      okCodes: [1],
-    });
-    return r.code === 0 ? text(r) : null;
+    return (await this.resolveAll(deploymentId, [ref])).get(ref) ?? null;
   }
 
   /** The commits several refs point at (absent refs are left out), in one command. */
   async resolveAll(deploymentId: number, refs: string[]): Promise<Map<string, string>> {
+    for (const ref of refs) assertFullRef(ref);
     const r = await git(this.dir(deploymentId), [
       'for-each-ref',
       '--format=%(objectname) %(refname)',
@@ -133,11 +136,13 @@ export class GitStore {
 
   /** The tree of a commit. */
   async treeOf(deploymentId: number, commit: string): Promise<string> {
+    assertOid(commit);
     return text(await git(this.dir(deploymentId), ['rev-parse', `${commit}^{tree}`]));
   }
 
   /** The id of the tree at `dir` (repository-relative, no trailing slash) in a commit, or null. */
   async treeAt(deploymentId: number, commit: string, dir: string): Promise<string | null> {
+    assertOid(commit);
     // ls-tree matches paths literally (no revision syntax, no globbing) and names the entry itself.
     const r = await git(this.dir(deploymentId), ['ls-tree', '-d', '-z', commit, '--', dir]);
     const entry = r.stdout.toString('utf8').split('\0')[0];
@@ -147,6 +152,7 @@ export class GitStore {
 
   /** The first parent of a commit. */
   async parentOf(deploymentId: number, commit: string): Promise<string | null> {
+    assertOid(commit);
     const r = await git(this.dir(deploymentId), ['rev-parse', '--verify', '--quiet', `${commit}^1`], {
       okCodes: [1],
     });
@@ -155,6 +161,7 @@ export class GitStore {
 
   /** Every file (blob) of a tree-ish, recursively, with repository-relative paths. */
   async listFiles(deploymentId: number, treeish: string): Promise<TreeFile[]> {
+    assertOid(treeish);
     const r = await git(this.dir(deploymentId), ['ls-tree', '-r', '-z', '-l', '--full-tree', treeish]);
     const files: TreeFile[] = [];
     for (const entry of r.stdout.toString('utf8').split('\0')) {
@@ -223,6 +230,7 @@ export class GitStore {
 
   /** Every entry of a tree-ish, recursively, directories included (`ls-tree -r -t`). */
   async listing(deploymentId: number, treeish: string): Promise<TreeEntry[]> {
+    assertOid(treeish);
     const r = await git(this.dir(deploymentId), ['ls-tree', '-r', '-t', '-z', '--full-tree', treeish]);
     const entries: TreeEntry[] = [];
     for (const entry of r.stdout.toString('utf8').split('\0')) {
@@ -314,6 +322,8 @@ export class GitStore {
 
   /** Whether `ancestor` is reachable from `commit`. */
   async isAncestor(deploymentId: number, ancestor: string, commit: string): Promise<boolean> {
+    assertOid(ancestor);
+    assertOid(commit);
     const r = await git(this.dir(deploymentId), ['merge-base', '--is-ancestor', ancestor, commit], {
       okCodes: [1],
     });
@@ -322,6 +332,8 @@ export class GitStore {
 
   /** A three-way merge of two commits without a working tree (`merge-tree --write-tree`). */
   async merge(deploymentId: number, ours: string, theirs: string): Promise<MergeOutcome> {
+    assertOid(ours);
+    assertOid(theirs);
     const r = await git(
       this.dir(deploymentId),
       ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', ours, theirs],
@@ -338,16 +350,9 @@ export class GitStore {
     return { clean: false, files: [...new Set(files)] };
   }
 
-  /** Whether git accepts `name` as a branch name (`git check-ref-format --branch`). */
+  /** Whether `name` is a branch name by the one rule (`branch-names.ts`). */
   static async isValidBranchName(name: string): Promise<boolean> {
-    // `git branch` refuses `@` (HEAD's shorthand) although the ref would be well-formed.
-    if (name === '' || name === '@' || name.startsWith('-') || name.length > 200) return false;
-    // `--branch` applies the rules for names users type (no leading dash, no `@{-1}`); the full ref
-    // form applies the rules for refs (`@` alone is not one).
-    const asBranch = await git(null, ['check-ref-format', '--branch', name], { okCodes: [1, 128] });
-    if (asBranch.code !== 0 || text(asBranch) !== name) return false;
-    const asRef = await git(null, ['check-ref-format', branchRef(name)], { okCodes: [1, 128] });
-    return asRef.code === 0;
+    return (await branchNameProblem(name)) === null;
   }
 
   /**
@@ -385,10 +390,17 @@ export class GitStore {
   ): Promise<string | null> {
     const dir = this.dir(deploymentId);
     const env = authEnv(auth);
-    const ls = await git(dir, ['ls-remote', '--heads', url, branchRef(branch)], { env, timeoutMs: 60_000 });
-    if (text(ls) === '') return null;
+    const ref = branchRef(branch);
+    const ls = await git(dir, ['ls-remote', '--heads', url, ref], { env, timeoutMs: 60_000 });
+    // A pattern also matches by its tail (`refs/heads/x/refs/heads/b`): only the exact ref counts.
+    if (
+      !text(ls)
+        .split('\n')
+        .some((line) => line.split('\t')[1] === ref)
+    )
+      return null;
     const target = `refs/remotes/origin/${branch}`;
-    await git(dir, ['fetch', '--quiet', '--no-tags', url, `+${branchRef(branch)}:${target}`], {
+    await git(dir, ['fetch', '--quiet', '--no-tags', url, `+${ref}:${target}`], {
       env,
       timeoutMs: 120_000,
     });
@@ -402,6 +414,16 @@ export class GitStore {
       h.update(`${f.oid} ${f.path}\n`);
     return h.digest('hex');
   }
+}
+
+/** Refs are named in full (`refs/heads/<b>`), never left for git to complete. */
+function assertFullRef(ref: string): void {
+  if (!ref.startsWith('refs/')) throw new Error(`not a full ref name: ${ref}`);
+}
+
+/** rev-parse reads only object ids this service computed, never a name a user typed. */
+function assertOid(oid: string): void {
+  if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(oid)) throw new Error(`not an object id: ${oid.slice(0, 80)}`);
 }
 
 /**

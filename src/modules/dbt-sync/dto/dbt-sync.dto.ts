@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PageInfoDto, PageQueryDto } from '../../../core/http/pagination.js';
 import { Exclude } from 'class-transformer';
 import { EnumField, StringField } from '../../../core/http/validation.js';
+import { BranchNameField } from '../../data-model/dto/branch-name.js';
 import {
   HISTORY_STATUSES,
   STAGES,
@@ -16,10 +17,10 @@ export const SYNC_OUTPUTS = ['branch', 'files'] as const;
 export type SyncOutput = (typeof SYNC_OUTPUTS)[number];
 
 export class StartDbtSyncDto {
-  @StringField({
+  @BranchNameField({
     optional: true,
     nullable: true,
-    maxLength: 255,
+    isNew: true,
     example: 'dbt-sync/orders-review',
     description:
       'The name of the new Cube branch the generated cubes land on (it must not exist). Default: a fresh ' +

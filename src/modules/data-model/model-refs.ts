@@ -1,0 +1,110 @@
+import { Injectable } from '@nestjs/common';
+import { Database } from '../../core/database/database.js';
+import { dataModelError } from './data-model.errors.js';
+import { DataModelRepository } from './data-model.repository.js';
+import { branchRef, GitStore, pendingRef } from './git/git-store.js';
+
+/** Which ref of a branch: its head (`refs/heads/<b>`) or its pending changes (`refs/pending/<b>`). */
+export type RefKind = 'head' | 'pending';
+
+const refOf = (branch: string, kind: RefKind): string =>
+  kind === 'head' ? branchRef(branch) : pendingRef(branch);
+
+const MAX_CAS_ATTEMPTS = 5;
+
+/**
+ * The one module that changes refs: creates, moves and deletes a branch's refs, each under the
+ * branch's PostgreSQL advisory lock (held for the unit of work, so writers of one branch take
+ * turns in every process) and with a compare-and-swap of the ref (`update-ref <ref> <new> <old>`),
+ * so a writer outside the API is never overwritten. Refs are named in full and read exactly.
+ * The only caller of `GitStore.updateRef` (a unit test checks it).
+ */
+@Injectable()
+export class ModelRefs {
+  constructor(
+    private readonly db: Database,
+    private readonly repository: DataModelRepository,
+    private readonly git: GitStore,
+  ) {}
+
+  /** The head and pending commit of a branch (null: absent), in one read. */
+  async state(
+    deploymentId: number,
+    branch: string,
+  ): Promise<{ head: string | null; pending: string | null }> {
+    const refs = await this.git.resolveAll(deploymentId, [branchRef(branch), pendingRef(branch)]);
+    return { head: refs.get(branchRef(branch)) ?? null, pending: refs.get(pendingRef(branch)) ?? null };
+  }
+
+  /** The head commit of a branch, or null when it does not exist. */
+  head(deploymentId: number, branch: string): Promise<string | null> {
+    return this.git.resolve(deploymentId, branchRef(branch));
+  }
+
+  /**
+   * Creates a branch at `commit`, if no branch of that name (or of a clashing path: git cannot
+   * hold both `a` and `a/b`) exists; false otherwise. `record` runs first, under the lock and in
+   * the same unit of work (the branch's row), and may throw to create nothing.
+   */
+  async create(
+    deploymentId: number,
+    branch: string,
+    commit: string,
+    record?: () => Promise<void>,
+  ): Promise<boolean> {
+    return this.db.transaction(async () => {
+      await this.repository.lockBranch(deploymentId, branch);
+      await record?.();
+      return this.git.updateRef(deploymentId, branchRef(branch), commit, null);
+    });
+  }
+
+  /**
+   * Moves a ref of a branch: `change` reads the current commit and answers the next one (null
+   * deletes the ref) with a result, or null to leave it. A lost compare-and-swap (a writer
+   * outside the API) runs `change` again on what won. Anything that must happen before the ref
+   * moves (a push) belongs in `change`, so its failure changes nothing.
+   */
+  async move<T>(
+    deploymentId: number,
+    branch: string,
+    kind: RefKind,
+    change: (current: string | null) => Promise<{ next: string | null; result: T } | null>,
+  ): Promise<T | null> {
+    const ref = refOf(branch, kind);
+    return this.db.transaction(async () => {
+      await this.repository.lockBranch(deploymentId, branch);
+      for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+        const current = await this.git.resolve(deploymentId, ref);
+        const decided = await change(current);
+        if (!decided) return null;
+        if (decided.next === current) return decided.result;
+        if (await this.git.updateRef(deploymentId, ref, decided.next, current)) return decided.result;
+      }
+      throw dataModelError('conflict', `Branch ${branch} kept changing under this request; retry`);
+    });
+  }
+
+  /** Drops a branch's pending changes if they are still `expected` (a commit recorded them). */
+  async dropPending(deploymentId: number, branch: string, expected: string): Promise<void> {
+    await this.move(deploymentId, branch, 'pending', (current) =>
+      Promise.resolve(current === expected ? { next: null, result: true } : null),
+    );
+  }
+
+  /**
+   * Deletes a branch: its pending changes, then its head. `before` runs first under the lock (a
+   * delete on the connected repository) and may throw to delete nothing.
+   */
+  async remove(deploymentId: number, branch: string, before?: () => Promise<void>): Promise<void> {
+    await this.db.transaction(async () => {
+      await this.repository.lockBranch(deploymentId, branch);
+      await before?.();
+      for (const kind of ['pending', 'head'] as const) {
+        await this.move(deploymentId, branch, kind, (current) =>
+          Promise.resolve(current ? { next: null, result: true } : null),
+        );
+      }
+    });
+  }
+}
