@@ -204,7 +204,8 @@ export const ERROR_CODES = {
   // Data model (git).
   invalid_branch_name: {
     status: 400,
-    meaning: 'A branch name is empty or not a valid git branch name (`git check-ref-format --branch`).',
+    meaning:
+      'A branch name is not a short branch name: empty, a full ref (`refs/...`), `@{`, `HEAD` or `@`, a dev-branch name not made by dev mode, unprintable characters, or refused by `git check-ref-format --branch`.',
   },
   branch_exists: { status: 409, meaning: 'A branch with that name exists.' },
   deploy_branch_protected: {
@@ -213,7 +214,8 @@ export const ERROR_CODES = {
   },
   branch_not_writable: {
     status: 400,
-    meaning: 'Files are written only on the caller’s personal dev-mode branch.',
+    meaning:
+      'The branch cannot be changed this way: files are written only on the caller’s personal dev-mode branch, and personal dev branches are never pulled, uploaded to or merged into by others.',
   },
   not_in_dev_mode: { status: 400, meaning: 'The caller has no active dev-mode branch.' },
   staging_not_allowed: {
