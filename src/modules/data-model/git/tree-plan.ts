@@ -47,7 +47,7 @@ interface Node {
 export function planTrees(
   base: TreeEntry[] | null,
   changes: TreeChanges,
-): { trees: PlannedTree[]; root: string } {
+): { trees: PlannedTree[]; root: string | null } {
   const dirs = new Map<string, Map<string, Node>>([['', new Map()]]);
   for (const entry of base ?? []) {
     const { parent, name } = split(entry.path);
