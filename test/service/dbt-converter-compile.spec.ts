@@ -15,8 +15,12 @@ const compiler = new ModelCompiler(
     NODE_ENV: 'test',
     MODEL_COMPILE_TIMEOUT_MS: '120000',
     MODEL_COMPILE_MEMORY_MB: '1024',
+    MODEL_COMPILE_POOL_SIZE: '1',
   }),
 );
+
+beforeAll(() => compiler.onApplicationBootstrap());
+afterAll(() => compiler.onApplicationShutdown());
 
 async function compile(generated: GeneratedModel) {
   return compiler.compile(generated.files.map((f) => ({ fileName: f.path, content: f.content })));
@@ -34,6 +38,7 @@ describe('generated data models compile with Cube', () => {
       valid: true,
       errors: [],
       cubesCount: generated.stats.cubeCount,
+      definitive: true,
     });
   });
 
@@ -74,7 +79,12 @@ describe('generated data models compile with Cube', () => {
       'model/cubes/my_model.yml',
       'model/cubes/orders.yml',
     ]);
-    await expect(compile(generated)).resolves.toEqual({ valid: true, errors: [], cubesCount: 3 });
+    await expect(compile(generated)).resolves.toEqual({
+      valid: true,
+      errors: [],
+      cubesCount: 3,
+      definitive: true,
+    });
   });
 
   it('hands Cube back every string exactly as the manifest had it', async () => {
@@ -152,6 +162,11 @@ describe('generated data models compile with Cube', () => {
       }),
     );
     const generated = generateCubeFiles(manifest(nodes));
-    await expect(compile(generated)).resolves.toEqual({ valid: true, errors: [], cubesCount: 100 });
+    await expect(compile(generated)).resolves.toEqual({
+      valid: true,
+      errors: [],
+      cubesCount: 100,
+      definitive: true,
+    });
   }, 180_000);
 });

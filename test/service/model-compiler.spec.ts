@@ -9,16 +9,33 @@ import {
 import { expectApiError } from '../support/service.js';
 
 /**
- * Cube's real schema compiler, run by ModelCompiler in a child process (the child is the compiled
- * one in the build the tests use: `dist/`, or TEST_DIST_DIR). Each compile starts a process and
- * takes a second or two, so one compile checks many files where the assertions allow.
+ * Cube's real schema compiler, run by ModelCompiler in warm sandboxed children (the child is the
+ * compiled one in the build the tests use: `dist/`, or TEST_DIST_DIR). Each compile uses a child
+ * of its own, so one compile checks many files where the assertions allow.
  */
 
+const made: ModelCompiler[] = [];
+
+/** A compiler with no warm child (each compile starts its own), closed after the tests. */
 function compilerWith(env: Record<string, string> = {}): ModelCompiler {
-  return new ModelCompiler(new AppConfig('api', { NODE_ENV: 'test', ...env }));
+  const compiler = new ModelCompiler(
+    new AppConfig('api', { NODE_ENV: 'test', MODEL_COMPILE_POOL_SIZE: '0', ...env }),
+  );
+  made.push(compiler);
+  return compiler;
 }
 
-const compiler = compilerWith();
+/** The one most tests use: one warm child, as in an API process. */
+const compiler = compilerWith({ MODEL_COMPILE_POOL_SIZE: '1' });
+
+beforeAll(async () => {
+  compiler.onApplicationBootstrap();
+  await compiler.whenWarm();
+});
+
+afterAll(async () => {
+  await Promise.all(made.map((c) => c.onApplicationShutdown()));
+});
 
 const ORDERS_YML = `cubes:
   - name: orders
@@ -99,15 +116,23 @@ describe('ModelCompiler', () => {
       file('model/helpers/util.py', 'def f(): pass'),
       file('model/README.md', 'notes'),
     ]);
-    expect(result).toEqual({ valid: true, errors: [], cubesCount: 3 });
+    expect(result).toEqual({ valid: true, errors: [], cubesCount: 3, definitive: true });
+    // It took the warm child, and another is warming in its place.
+    expect(compiler.stats()).toMatchObject({ servedWarm: 1 });
   });
 
   it('an empty model is valid, with no cubes', async () => {
-    await expect(compiler.compile([])).resolves.toEqual({ valid: true, errors: [], cubesCount: 0 });
+    await expect(compiler.compile([])).resolves.toEqual({
+      valid: true,
+      errors: [],
+      cubesCount: 0,
+      definitive: true,
+    });
     await expect(compiler.compile([file('README.md', '# empty')])).resolves.toEqual({
       valid: true,
       errors: [],
       cubesCount: 0,
+      definitive: true,
     });
   });
 
@@ -140,6 +165,7 @@ describe('ModelCompiler', () => {
     ]);
 
     expect(result.valid).toBe(false);
+    expect(result.definitive).toBe(true);
     expect(result.cubesCount).toBe(0);
     const byFile = errorsByFile(result);
     expect(Object.keys(byFile).sort()).toEqual([
@@ -216,11 +242,12 @@ describe('ModelCompiler', () => {
       valid: false,
       errors: [{ message: 'Compilation timed out after 2000 ms' }],
       cubesCount: 0,
+      definitive: false,
     });
   });
 
   it('a compile that outgrows its heap cap fails instead of hanging', async () => {
-    const result = await compilerWith({ MODEL_COMPILE_MEMORY_MB: '128' }).compile([
+    const result = await compilerWith({ MODEL_COMPILE_MEMORY_MB: '256' }).compile([
       file(
         'model/cubes/hoards.js',
         'const hoard = [];\nfor (;;) hoard.push(new Array(100000).fill(hoard.length));',
@@ -228,22 +255,47 @@ describe('ModelCompiler', () => {
     ]);
     expect(result).toEqual({
       valid: false,
-      errors: [{ message: 'Compilation ran out of memory (limit 128 MB)' }],
+      errors: [{ message: 'Compilation ran out of memory (limit 256 MB)' }],
       cubesCount: 0,
+      definitive: false,
     });
   });
 
-  it('answers compiler_unavailable when the child process cannot be started', async () => {
-    const execPath = process.execPath;
-    process.execPath = '/nonexistent/node';
-    try {
-      await expectApiError(
-        compiler.compile([file('model/cubes/orders.yml', ORDERS_YML)]),
-        503,
-        'compiler_unavailable',
-      );
-    } finally {
-      process.execPath = execPath;
-    }
+  it('a compile that holds memory outside the V8 heap (Buffers) meets the data limit', async () => {
+    // The model reaches its child's realm through a link url (rebuilt by the compiler with the
+    // host's Function) and allocates 2 GB of Buffers, which the heap cap does not count.
+    const payload = Buffer.from(
+      "const held = []; for (let i = 0; i < 8; i++) held.push(Buffer.alloc(256 * 1024 * 1024, 1)); throw new Error('allocated ' + held.length * 256 + ' MB');",
+    ).toString('base64');
+    const result = await compilerWith({ MODEL_COMPILE_MEMORY_MB: '512' }).compile([
+      file(
+        'model/cubes/buffers.js',
+        `cube('buffers', { sql_table: 't', dimensions: { id: { sql: 'id', type: 'number', primary_key: true,
+          links: [{ name: 'go', label: 'go', url: Function(atob('${payload}'))() }] } } });`,
+      ),
+    ]);
+    expect(result.valid).toBe(false);
+    expect(JSON.stringify(result)).not.toContain('allocated 2048 MB');
+    expect(result.errors).toEqual([
+      {
+        message: expect.stringMatching(
+          /Array buffer allocation failed|ran out of memory|stopped unexpectedly/,
+        ),
+      },
+    ]);
+  });
+
+  it('answers compiler_unavailable, saying why, where the sandbox cannot be built, and starts nothing', async () => {
+    const unsandboxed = compilerWith({ SANDBOX_BWRAP_PATH: '/nonexistent/bwrap' });
+    const error = await expectApiError(
+      unsandboxed.compile([file('model/cubes/orders.yml', ORDERS_YML)]),
+      503,
+      'compiler_unavailable',
+    );
+    expect(error).toMatchObject({
+      message:
+        'The model compiler sandbox cannot be set up: bubblewrap (bwrap, Debian package bubblewrap) is not installed',
+    });
+    expect(unsandboxed.stats().started).toBe(0);
   });
 });

@@ -76,10 +76,15 @@ export interface UsageAnalyticsConfig {
 export interface DataModelConfig {
   /** The directory holding one bare git repository per deployment (REPOS_DIR). */
   reposDir: string;
-  /** Longest a compile of a model may run before its child process is killed, ms. */
+  /** Longest a compile of a model may run before its sandboxed process is killed, ms. */
   compileTimeoutMs: number;
-  /** Heap cap of the compiler's child process, MB. */
+  /** Memory cap of a compile's sandboxed process (its data limit, and its V8 heap cap), MB. */
   compileMemoryMb: number;
+  /**
+   * Warm sandboxed compile processes kept ready, per API process and per worker that runs builds
+   * (MODEL_COMPILE_POOL_SIZE; default 1). 0: none is kept, and each compile starts its own.
+   */
+  compilePoolSize: number;
   /** Largest model file accepted, bytes. */
   maxFileBytes: number;
   /** Most files one branch may hold. */
@@ -170,6 +175,10 @@ export interface PythonRunsConfig {
   memoryMb: number;
   /** How long a successful result is reused for the same report, code, SQL and user, s; 0: never. */
   cacheSeconds: number;
+}
+
+/** The sandbox of untrusted code (src/core/sandbox), shared by model compiles and Python runs. */
+export interface SandboxConfig {
   /** The bubblewrap program: a path, or a name looked for in the system's directories. */
   bwrapPath: string;
 }
@@ -256,6 +265,7 @@ export const ENV_KEYS = [
   'REPOS_DIR',
   'MODEL_COMPILE_TIMEOUT_MS',
   'MODEL_COMPILE_MEMORY_MB',
+  'MODEL_COMPILE_POOL_SIZE',
   'MODEL_MAX_FILE_BYTES',
   'MODEL_MAX_FILES',
   'GITHUB_API_URL',
@@ -288,6 +298,7 @@ export const ENV_KEYS = [
   'PYTHON_RUN_MEMORY_MB',
   'PYTHON_RUN_CACHE_SECONDS',
   'PYTHON_BWRAP_PATH',
+  'SANDBOX_BWRAP_PATH',
 ] as const satisfies readonly (keyof EnvSchema)[];
 
 export class ConfigError extends Error {}
@@ -329,6 +340,7 @@ export class AppConfig {
   readonly dataApi: DataApiConfig;
   readonly notifications: NotificationsConfig;
   readonly pythonRuns: PythonRunsConfig;
+  readonly sandbox: SandboxConfig;
 
   constructor(
     readonly role: ProcessRole,
@@ -426,6 +438,7 @@ export class AppConfig {
       reposDir: path.resolve(env.REPOS_DIR ?? path.join(this.database.dataDir, 'repos')),
       compileTimeoutMs: env.MODEL_COMPILE_TIMEOUT_MS ?? 30_000,
       compileMemoryMb: env.MODEL_COMPILE_MEMORY_MB ?? 512,
+      compilePoolSize: env.MODEL_COMPILE_POOL_SIZE ?? 1,
       maxFileBytes: env.MODEL_MAX_FILE_BYTES ?? 1024 * 1024,
       maxFiles: env.MODEL_MAX_FILES ?? 5_000,
     };
@@ -467,8 +480,8 @@ export class AppConfig {
       timeoutMs: env.PYTHON_RUN_TIMEOUT_MS ?? 10_000,
       memoryMb: env.PYTHON_RUN_MEMORY_MB ?? 1024,
       cacheSeconds: env.PYTHON_RUN_CACHE_SECONDS ?? 60,
-      bwrapPath: env.PYTHON_BWRAP_PATH ?? 'bwrap',
     };
+    this.sandbox = { bwrapPath: env.SANDBOX_BWRAP_PATH ?? env.PYTHON_BWRAP_PATH ?? 'bwrap' };
     this.mail = mailConfig(env);
     this.rendering = {
       chromiumPath: env.CHROMIUM_PATH ?? '/usr/bin/chromium',

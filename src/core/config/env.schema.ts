@@ -109,7 +109,8 @@ export class EnvSchema {
 
   @IsOptional() @IsString() @MinLength(1) REPOS_DIR?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1000) @Max(600000) MODEL_COMPILE_TIMEOUT_MS?: number;
-  @IsOptional() @Transform(toInt) @IsInt() @Min(64) @Max(16384) MODEL_COMPILE_MEMORY_MB?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(256) @Max(16384) MODEL_COMPILE_MEMORY_MB?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(32) MODEL_COMPILE_POOL_SIZE?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1024) @Max(104857600) MODEL_MAX_FILE_BYTES?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(100000) MODEL_MAX_FILES?: number;
 
@@ -186,5 +187,8 @@ export class EnvSchema {
   @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(300000) PYTHON_RUN_TIMEOUT_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(256) @Max(16384) PYTHON_RUN_MEMORY_MB?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(86400) PYTHON_RUN_CACHE_SECONDS?: number;
+  /** The sandbox of untrusted code (src/core/sandbox): model compiles and Python runs. */
+  @IsOptional() @IsString() @MinLength(1) SANDBOX_BWRAP_PATH?: string;
+  /** The older name of SANDBOX_BWRAP_PATH, still read when that is not set. */
   @IsOptional() @IsString() @MinLength(1) PYTHON_BWRAP_PATH?: string;
 }

@@ -87,8 +87,8 @@ export class PythonSandboxHost implements OnApplicationBootstrap, OnApplicationS
   }
 
   private options(): PythonSandboxOptions {
-    const { timeoutMs, memoryMb, bwrapPath } = this.config.pythonRuns;
-    return { timeoutMs, memoryMb, bwrapPath, logger: this.logger };
+    const { timeoutMs, memoryMb } = this.config.pythonRuns;
+    return { timeoutMs, memoryMb, bwrapPath: this.config.sandbox.bwrapPath, logger: this.logger };
   }
 
   private apiError(error: unknown): unknown {

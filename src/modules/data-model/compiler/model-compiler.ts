@@ -1,19 +1,21 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import { createRequire } from 'node:module';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
-import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../../core/config/app-config.js';
 import { errorsOf } from '../../../core/http/api-error.js';
 import {
-  EXIT_COMPILER_MISSING,
-  RESULT_FD,
-  type ChildFile,
-  type ChildInput,
-  type ChildOutput,
-} from './protocol.js';
+  SANDBOX_DIR,
+  appBinds,
+  packageClosureBinds,
+  sandboxAppPath,
+} from '../../../core/sandbox/sandbox-command.js';
+import {
+  SandboxError,
+  SandboxPool,
+  endedHow,
+  type JobOutcome,
+  type SandboxStats,
+} from '../../../core/sandbox/sandbox-pool.js';
+import type { ChildFile, ChildInput, ChildOutput } from './protocol.js';
 
 /** A file of a branch's project; `fileName` is repo-relative POSIX, e.g. `model/cubes/orders.yml`. */
 export interface ModelFile {
@@ -35,6 +37,12 @@ export interface CompileResult {
    * or every member hidden). 0 when the model is not valid, as /meta would not answer then.
    */
   cubesCount: number;
+  /**
+   * True when the verdict is the compiler's own: valid, the model's own compile errors, or the
+   * files this service cannot compile (Jinja, Python). False when the sandbox stopped the compile
+   * (time, memory, a crash, no or an invalid answer): the same model may fare otherwise next time.
+   */
+  definitive: boolean;
 }
 
 const compilerError = errorsOf('compiler_unavailable');
@@ -55,11 +63,20 @@ const JINJA_SYNTAX = /{%|%}|{{|}}/;
 /** The most errors and the longest message passed on: the child's output is not trusted. */
 const MAX_ERRORS = 500;
 const MAX_MESSAGE = 8_000;
-/** The most the child may write as its result before it is killed, and the stderr kept for the log. */
-const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
-const STDERR_TAIL = 8_192;
-/** What V8 prints when a heap reaches its cap, before it aborts the process. */
-const OUT_OF_MEMORY = /Reached heap limit|heap out of memory/;
+/** The most the child may write as its answer before it is killed. */
+const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+/** What V8 and the C++ runtime print when an allocation fails for good. */
+const OUT_OF_MEMORY =
+  /Reached heap limit|heap out of memory|allocation failed|bad_alloc|Cannot allocate memory/i;
+
+/** The child in the build, relative to it, and the channel it imports. */
+const CHILD = 'src/modules/data-model/compiler/compile-child.mjs';
+const CHANNEL = 'src/core/sandbox/child-channel.mjs';
+
+/** The permission model's flag: `--permission` since Node 22.13, `--experimental-permission` on 20. */
+const PERMISSION_FLAG = process.allowedNodeEnvironmentFlags.has('--permission')
+  ? '--permission'
+  : '--experimental-permission';
 
 /** The files to compile, named as Cube names them, and the errors of those this service cannot. */
 export interface ModelSelection {
@@ -93,58 +110,91 @@ export function selectModelFiles(files: ModelFile[]): ModelSelection {
 }
 
 /**
- * Where the compiled child script is. In a build it sits beside this module
- * (`dist/src/modules/data-model/compiler/compile-child.js`). Under Jest this module is the
- * TypeScript source, compiled in memory, with no child beside it: the child is then the one in the
- * build the test run uses, which the tests' global setup also runs (TEST_DIST_DIR, default
- * `dist`). Only that test-time branch reads the environment.
- */
-function locateChildScript(): string {
-  const here = fileURLToPath(import.meta.url);
-  const beside = path.join(path.dirname(here), 'compile-child.js');
-  if (here.endsWith('.js')) return beside;
-  const root = path.resolve(path.dirname(here), '../../../..');
-  const relative = path.relative(root, beside);
-  return path.resolve(root, process.env.TEST_DIST_DIR ?? 'dist', relative);
-}
-
-/** The permission model's flag: `--permission` since Node 22.13, `--experimental-permission` on 20. */
-const PERMISSION_FLAG = process.allowedNodeEnvironmentFlags.has('--permission')
-  ? '--permission'
-  : '--experimental-permission';
-
-/**
- * Compiles a deployment's data model with Cube's schema compiler, each compile in a short-lived
- * child process: a JS model is code, and it escapes the compiler's `vm`. The child gets no
- * environment (so no secret of the API), a heap cap, reads only its own directory and
- * node_modules, cannot start processes, and is killed when its time is up.
+ * Compiles a deployment's data model with Cube's schema compiler, in warm single-use children
+ * inside the sandbox (src/core/sandbox): a model is code, and it gets out of the compiler's `vm`.
+ * Each child has loaded the compiler before it is handed a model, so a compiler that cannot be
+ * loaded is known (503 `compiler_unavailable`) before any untrusted code runs; once a model is
+ * sent, the only verdict is the child's answer with the job's nonce, and any other end is a failed
+ * compile. The pool runs in every process that compiles (API processes, workers that run builds),
+ * warm there, and is closed at shutdown.
  */
 @Injectable()
-export class ModelCompiler implements OnModuleDestroy {
+export class ModelCompiler implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('ModelCompiler');
-  private readonly childScript = locateChildScript();
-  /** Children still running, killed when the application closes rather than left to their timers. */
-  private readonly running = new Set<ChildProcess>();
-  private readonly timeoutMs: number;
-  private readonly memoryMb: number;
+  private readonly pool: SandboxPool;
+  private readonly warm: boolean;
 
-  constructor(config: AppConfig) {
-    this.timeoutMs = config.dataModel.compileTimeoutMs;
-    this.memoryMb = config.dataModel.compileMemoryMb;
+  constructor(private readonly config: AppConfig) {
+    const { compileTimeoutMs, compileMemoryMb, compilePoolSize } = config.dataModel;
+    const { role, queue } = config;
+    // Warm where compiles happen: API processes (validate; builds when jobs run there) and workers
+    // that run builds. Elsewhere (the CLI) a compile, if any, starts its own child.
+    this.warm = role === 'api' || (role === 'worker' && queue.workerQueues.includes('builds'));
+    this.pool = new SandboxPool({
+      label: 'model compiler',
+      prepare: () => ({
+        // The compiler's dependency closure, the child and the channel: nothing else of the host.
+        binds: [
+          ...appBinds([CHILD, CHANNEL], 'The model compiler'),
+          ...packageClosureBinds('@cubejs-backend/schema-compiler', import.meta.url),
+        ],
+        nodeArgs: [
+          `--max-old-space-size=${compileMemoryMb}`,
+          // A second layer inside the sandbox: reads of the sandbox only; no child processes,
+          // addons or writes. The compiler transpiles in a worker thread, under the same rules.
+          PERMISSION_FLAG,
+          `--allow-fs-read=${SANDBOX_DIR}${path.posix.sep}`,
+          '--allow-worker',
+          // The permission model's warnings would fill the stderr we keep.
+          '--no-warnings',
+          sandboxAppPath(CHILD),
+        ],
+      }),
+      poolSize: this.warm ? compilePoolSize : 0,
+      timeoutMs: compileTimeoutMs,
+      memoryMb: compileMemoryMb,
+      maxAnswerBytes: MAX_ANSWER_BYTES,
+      bwrapPath: config.sandbox.bwrapPath,
+      logger: this.logger,
+    });
   }
 
-  onModuleDestroy(): void {
-    for (const child of this.running) child.kill('SIGKILL');
+  onApplicationBootstrap(): void {
+    // Never rejects: a sandbox that cannot be built says so through available() (and the log).
+    if (this.warm && this.config.dataModel.compilePoolSize > 0) void this.pool.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.pool.close();
+  }
+
+  stats(): SandboxStats {
+    return this.pool.stats();
+  }
+
+  /** Resolves once the warm children are ready (tests, benchmarks). */
+  whenWarm(timeoutMs?: number): Promise<void> {
+    return this.pool.whenWarm(timeoutMs);
   }
 
   async compile(files: ModelFile[]): Promise<CompileResult> {
     const selection = selectModelFiles(files);
     if (selection.compile.length === 0) {
-      return { valid: selection.errors.length === 0, errors: selection.errors, cubesCount: 0 };
+      return {
+        valid: selection.errors.length === 0,
+        errors: selection.errors,
+        cubesCount: 0,
+        definitive: true,
+      };
     }
     const output = await this.runChild(selection.compile);
     if ('failure' in output) {
-      return { valid: false, errors: [...selection.errors, { message: output.failure }], cubesCount: 0 };
+      return {
+        valid: false,
+        errors: [...selection.errors, { message: output.failure }],
+        cubesCount: 0,
+        definitive: false,
+      };
     }
     // Back to repo-relative names; a name that is not one of the model's files is not passed on.
     const sent = new Set(selection.compile.map((f) => f.fileName));
@@ -156,136 +206,53 @@ export class ModelCompiler implements OnModuleDestroy {
           : { message },
       ),
     ];
-    return { valid: errors.length === 0, errors, cubesCount: errors.length === 0 ? output.cubesCount : 0 };
+    return {
+      valid: errors.length === 0,
+      errors,
+      cubesCount: errors.length === 0 ? output.cubesCount : 0,
+      definitive: true,
+    };
   }
 
-  /** Runs one compile in a child; a result, or the reason the child gave none. */
-  private runChild(files: ChildFile[]): Promise<ChildOutput | { failure: string }> {
-    const { entry, nodeModules } = this.compilerLocation();
-    if (!fs.existsSync(this.childScript)) {
-      throw compilerError(
-        'compiler_unavailable',
-        `The model compiler is not built (${this.childScript} is missing)`,
-      );
-    }
-    // Real paths: the permission model compares them, and node_modules may be a link.
-    const childDir = fs.realpathSync(path.dirname(this.childScript));
-    const args = [
-      `--max-old-space-size=${this.memoryMb}`,
-      PERMISSION_FLAG,
-      `--allow-fs-read=${nodeModules}${path.sep}`,
-      `--allow-fs-read=${childDir}${path.sep}`,
-      // The compiler transpiles in worker threads; they are under the same permissions.
-      '--allow-worker',
-      // The permission model's experimental and security warnings would fill the stderr we keep.
-      '--no-warnings',
-      path.join(childDir, path.basename(this.childScript)),
-    ];
-
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, args, {
-        cwd: childDir,
-        env: {},
-        stdio: ['pipe', 'ignore', 'pipe', 'pipe'],
-      });
-      this.running.add(child);
-      let settled = false;
-      let timedOut = false;
-      let tooLarge = false;
-      const result: Buffer[] = [];
-      let resultBytes = 0;
-      let stderr = '';
-      let outOfMemory = false;
-
-      const timer = setTimeout(() => {
-        timedOut = true;
-        child.kill('SIGKILL');
-      }, this.timeoutMs);
-
-      child.once('error', (error) => {
-        // The child could not be started at all (ENOENT, EAGAIN, ENOMEM): nothing to compile with.
-        clearTimeout(timer);
-        this.running.delete(child);
-        if (settled) return;
-        settled = true;
-        reject(
-          compilerError('compiler_unavailable', `The model compiler could not be started: ${error.message}`),
-        );
-      });
-      child.stdin?.on('error', () => undefined); // EPIPE when the child dies before reading it all
-      child.stderr?.on('data', (chunk: Buffer) => {
-        stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
-        outOfMemory ||= OUT_OF_MEMORY.test(stderr);
-      });
-      const resultPipe = child.stdio[RESULT_FD] as Readable | null;
-      resultPipe?.on('data', (chunk: Buffer) => {
-        resultBytes += chunk.length;
-        if (resultBytes > MAX_OUTPUT_BYTES) {
-          tooLarge = true;
-          child.kill('SIGKILL');
-        } else {
-          result.push(chunk);
-        }
-      });
-
-      child.once('close', (code, signal) => {
-        clearTimeout(timer);
-        this.running.delete(child);
-        if (settled) return;
-        settled = true;
-        if (timedOut) return resolve({ failure: `Compilation timed out after ${this.timeoutMs} ms` });
-        if (tooLarge)
-          return resolve({ failure: 'The compiler produced more output than this service accepts' });
-        if (code === EXIT_COMPILER_MISSING) {
-          this.logger.error(`model compiler child could not load the compiler: ${stderr.trim()}`);
-          return reject(compilerError('compiler_unavailable', 'The model compiler could not be loaded'));
-        }
-        if (outOfMemory) {
-          return resolve({ failure: `Compilation ran out of memory (limit ${this.memoryMb} MB)` });
-        }
-        const output = code === 0 ? parseOutput(Buffer.concat(result).toString('utf8')) : null;
-        if (output) return resolve(output);
-        this.logger.warn(
-          `model compiler child ended without a result (code ${code}, signal ${signal}): ${stderr.trim()}`,
-        );
-        resolve({
-          failure: `The compiler stopped unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`})`,
-        });
-      });
-
-      const input: ChildInput = { compilerEntry: entry, files };
-      child.stdin?.end(JSON.stringify(input));
-    });
-  }
-
-  /**
-   * The schema compiler's entry file, resolved here so the child needs no module lookup of its
-   * own, and the node_modules directory that holds it and its dependencies.
-   */
-  private compilerLocation(): { entry: string; nodeModules: string } {
-    let entry: string;
+  /** Runs one compile in a warm child; its answer, or why there is none. */
+  private async runChild(files: ChildFile[]): Promise<ChildOutput | { failure: string }> {
+    await this.pool.start();
+    const available = this.pool.available();
+    if (available !== true) throw compilerError('compiler_unavailable', available);
+    const input: ChildInput = { files };
+    let outcome: JobOutcome;
     try {
-      entry = fs.realpathSync(createRequire(import.meta.url).resolve('@cubejs-backend/schema-compiler'));
+      outcome = await this.pool.run(Buffer.from(JSON.stringify(input)));
     } catch (error) {
-      const reason = (error as Error).message.split('\n')[0];
-      throw compilerError('compiler_unavailable', `The model compiler is not installed: ${reason}`);
+      // Before the model was sent: no sandbox, no child ready in time, or shutting down.
+      if (error instanceof SandboxError) throw compilerError('compiler_unavailable', error.message);
+      throw error;
     }
-    const marker = `${path.sep}node_modules${path.sep}`;
-    const at = entry.indexOf(marker);
-    if (at < 0)
-      throw compilerError('compiler_unavailable', `The model compiler is not in node_modules: ${entry}`);
-    return { entry, nodeModules: entry.slice(0, at + marker.length - 1) };
+    switch (outcome.kind) {
+      case 'answer':
+        return parseOutput(outcome.payload) ?? { failure: 'The compiler gave an answer that is not valid' };
+      case 'invalid':
+        return { failure: 'The compiler gave an answer that is not valid' };
+      case 'too_large':
+        return { failure: 'The compiler produced more output than this service accepts' };
+      case 'timeout':
+        return { failure: `Compilation timed out after ${this.pool.timeoutMs} ms` };
+      case 'ended': {
+        if (OUT_OF_MEMORY.test(outcome.stderr)) {
+          return { failure: `Compilation ran out of memory (limit ${this.pool.memoryMb} MB)` };
+        }
+        const how = endedHow(outcome.code, outcome.signal);
+        this.logger.warn(
+          `A model compiler process (pid ${outcome.pid}) ended without an answer (${how}): ${outcome.stderr.trim().slice(-1000)}`,
+        );
+        return { failure: `The compiler stopped unexpectedly (${how})` };
+      }
+    }
   }
 }
 
-/** The child's result, checked: it comes from a process that ran untrusted code. */
-function parseOutput(text: string): ChildOutput | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return null;
-  }
+/** The child's answer, checked: it comes from a process that ran untrusted code. */
+function parseOutput(value: unknown): ChildOutput | null {
   if (typeof value !== 'object' || value === null) return null;
   const { errors, cubesCount } = value as Record<string, unknown>;
   if (!Array.isArray(errors) || !Number.isSafeInteger(cubesCount) || (cubesCount as number) < 0) return null;

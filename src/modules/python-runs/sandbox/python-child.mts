@@ -1,26 +1,27 @@
 /**
  * The Python child: one process per run, started warm by PythonSandbox (python-sandbox.ts) inside
- * bubblewrap. It loads Pyodide, says it is ready on RESULT_FD, reads one job from standard input,
- * runs it, answers on RESULT_FD and exits. The protocol is in protocol.ts.
+ * bubblewrap. It loads Pyodide, says it is ready, reads one job, runs it, answers and exits,
+ * through the sandbox's channel (src/core/sandbox/child-channel.mts, protocol.ts there). What the
+ * job and the answer hold is in this directory's protocol.ts.
  *
  * The code it runs is untrusted and Pyodide does not contain it: Python reaches this process
  * through the JS bridge (`to_js([1]).constructor.constructor('return process')()`), so whatever
  * this process can do, the code can. The sandbox around it is the boundary, not this file.
  *
  * A `.mts` file so that its build is a `.mjs`: the sandbox holds no package.json to say that a
- * `.js` is a module. It imports no value from the project for the same reason.
+ * `.js` is a module. It imports no value from the project but the channel (an `.mjs` too).
  *
  * argv: <Pyodide's directory, with a trailing slash> [--pool=<tag>, ignored: it names the pool
  * in the process list].
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { PyodideAPI } from 'pyodide';
-import type { JobHeader, ResultMessage } from './protocol.js';
+import { openChannel } from '../../../core/sandbox/child-channel.mjs';
+import type { JobHeader, PythonAnswer } from './protocol.js';
 
-/** protocol.ts RESULT_FD. */
-const RESULT_FD = 3;
+// First: the channel takes its references before anything else runs.
+const channel = openChannel();
 
 /**
  * The driver: runs the code in a fresh namespace with `rows`, formats its exception, and turns
@@ -156,23 +157,8 @@ class Capture {
   }
 }
 
-/** A blocking write of the whole text (the pipe may take it in pieces). */
-function writeAll(fd: number, text: string): void {
-  const bytes = Buffer.from(text);
-  let offset = 0;
-  while (offset < bytes.length) {
-    try {
-      offset += fs.writeSync(fd, bytes, offset);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
-    }
-  }
-}
-
-async function readJob(): Promise<{ header: JobHeader; rowsJson: string }> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  const input = Buffer.concat(chunks);
+/** The job after its nonce: a header line, then the rows as JSON. */
+function parseJob(input: Buffer): { header: JobHeader; rowsJson: string } {
   const newline = input.indexOf(10);
   if (newline < 0) throw new Error('the job has no header line');
   const header = JSON.parse(input.subarray(0, newline).toString('utf8')) as JobHeader;
@@ -196,7 +182,7 @@ async function load(indexURL: string): Promise<PyodideAPI> {
   return pyodide;
 }
 
-async function run(pyodide: PyodideAPI, header: JobHeader, rowsJson: string): Promise<ResultMessage> {
+async function run(pyodide: PyodideAPI, header: JobHeader, rowsJson: string): Promise<PythonAnswer> {
   const stdout = new Capture(header.limits.maxStdoutBytes);
   const stderr = new Capture(header.limits.maxStderrBytes);
   pyodide.setStdout({ write: (bytes: Uint8Array) => stdout.write(bytes) });
@@ -216,7 +202,7 @@ async function run(pyodide: PyodideAPI, header: JobHeader, rowsJson: string): Pr
       .split('\n');
     answer = { executionError: lines[lines.length - 1] || 'The Python runtime failed' };
   }
-  const result: ResultMessage = { type: 'result', stdout: stdout.text(), stderr: stderr.text() };
+  const result: PythonAnswer = { stdout: stdout.text(), stderr: stderr.text() };
   if (stdout.truncated) result.stdoutTruncated = true;
   if (stderr.truncated) result.stderrTruncated = true;
   if (answer.executionError !== undefined) result.executionError = answer.executionError;
@@ -228,12 +214,9 @@ async function main(): Promise<void> {
   const indexURL = process.argv[2];
   if (!indexURL) throw new Error("usage: python-child.mjs <Pyodide's directory>");
   const pyodide = await load(indexURL);
-  writeAll(RESULT_FD, JSON.stringify({ type: 'ready' }) + '\n');
-  const { header, rowsJson } = await readJob();
-  const result = await run(pyodide, header, rowsJson);
-  writeAll(RESULT_FD, JSON.stringify(result) + '\n');
-  // Explicitly: the code may have left timers or sockets behind (through the JS bridge).
-  process.exit(0);
+  channel.ready();
+  const { header, rowsJson } = parseJob((await channel.job()).body);
+  channel.answer(await run(pyodide, header, rowsJson));
 }
 
 await main();

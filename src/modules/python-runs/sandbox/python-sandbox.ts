@@ -1,17 +1,18 @@
-import { randomUUID } from 'node:crypto';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { PythonChildProcess, type ChildOutcome } from './python-child-process.js';
-import { truncationMarker, type JobHeader, type OutputLimits } from './protocol.js';
 import {
-  SandboxSetupError,
-  childCommand,
-  childScriptArgs,
-  probeSandbox,
-  resolveLayout,
-  type SandboxLayout,
-} from './sandbox-command.js';
+  SANDBOX_NODE_MODULES,
+  appBinds,
+  packageClosureBinds,
+  sandboxAppPath,
+} from '../../../core/sandbox/sandbox-command.js';
+import {
+  SandboxError,
+  SandboxPool,
+  endedHow,
+  type JobOutcome,
+  type SandboxLogger,
+  type SandboxStats,
+} from '../../../core/sandbox/sandbox-pool.js';
+import { truncationMarker, type JobHeader, type OutputLimits } from './protocol.js';
 
 /**
  * Runs untrusted Python (a report's code) in Pyodide inside bubblewrap, in warm single-use
@@ -53,13 +54,7 @@ export interface PythonSandboxOptions {
   /** Bare names are looked for in the system's directories (not PATH). */
   bwrapPath?: string;
   prlimitPath?: string;
-  /** The built child (python-child.mjs); found beside this module or in the test build. */
-  childScript?: string;
   logger?: SandboxLogger;
-}
-
-export interface SandboxLogger {
-  warn(message: string): void;
 }
 
 export interface PythonRunResult {
@@ -90,16 +85,7 @@ export class PythonSandboxError extends Error {
   }
 }
 
-export interface PythonSandboxStats {
-  /** Children started since the pool was made. */
-  started: number;
-  warm: number;
-  starting: number;
-  running: number;
-  runs: number;
-  /** Runs that found a warm child waiting. */
-  servedWarm: number;
-}
+export type PythonSandboxStats = SandboxStats;
 
 const DEFAULTS = {
   poolSize: 1,
@@ -113,114 +99,68 @@ const DEFAULTS = {
   acquireTimeoutMs: 60_000,
 };
 
-/** After this many children in a row fail to start, the sandbox reports itself unavailable. */
-const FAILURES_UNAVAILABLE = 3;
-const RETRY_MAX_MS = 30_000;
 const MAX_ERROR_CHARS = 8_000;
 /** What V8 and the C++ runtime print when an allocation fails for good. */
 const OUT_OF_MEMORY = /out of memory|heap limit|allocation failed|bad_alloc|Cannot allocate memory/i;
 
-/**
- * Where the built child is. In a build it sits beside this module
- * (`dist/src/modules/python-runs/sandbox/python-child.mjs`). Under Jest this module is the
- * TypeScript source with no build beside it: the child is then the one in the build the test run
- * uses (TEST_DIST_DIR, default `dist`), as for the model compiler.
- */
-function locateChildScript(): string {
-  const here = fileURLToPath(import.meta.url);
-  const beside = path.join(path.dirname(here), 'python-child.mjs');
-  if (here.endsWith('.js')) return beside;
-  const root = path.resolve(path.dirname(here), '../../../..');
-  return path.resolve(root, process.env.TEST_DIST_DIR ?? 'dist', path.relative(root, beside));
-}
-
-interface Waiter {
-  resolve(child: PythonChildProcess): void;
-  reject(error: Error): void;
-  timer: NodeJS.Timeout;
-}
+/** The child in the build, relative to it, and the channel it imports. */
+const CHILD = 'src/modules/python-runs/sandbox/python-child.mjs';
+const CHANNEL = 'src/core/sandbox/child-channel.mjs';
 
 export class PythonSandbox {
-  /** Names this pool's processes (`--pool=<tag>` on their command lines). */
-  readonly tag = randomUUID();
-  private readonly options: Required<Omit<PythonSandboxOptions, 'logger'>> & { logger?: SandboxLogger };
-  private state: 'new' | 'probing' | 'ready' | 'unavailable' | 'closed' = 'new';
-  private reason?: string;
-  private layout?: SandboxLayout;
-  private starting?: Promise<void>;
-  private readonly children = new Set<PythonChildProcess>();
-  private readonly idle: PythonChildProcess[] = [];
-  private warming = 0;
-  private running = 0;
-  private waiters: Waiter[] = [];
-  private listeners: (() => void)[] = [];
-  private consecutiveFailures = 0;
-  private lastFailure?: string;
-  private retryTimer?: NodeJS.Timeout;
-  private counters = { started: 0, runs: 0, servedWarm: 0 };
+  private readonly options: Required<Omit<PythonSandboxOptions, 'logger' | 'bwrapPath' | 'prlimitPath'>>;
+  private readonly pool: SandboxPool;
+  private readonly logger?: SandboxLogger;
 
   constructor(options: PythonSandboxOptions = {}) {
-    this.options = {
-      ...DEFAULTS,
-      bwrapPath: 'bwrap',
-      prlimitPath: 'prlimit',
-      childScript: locateChildScript(),
-      ...withoutUndefined(options),
-    };
-    if (!(Number.isInteger(this.options.poolSize) && this.options.poolSize >= 0)) {
-      throw new RangeError('poolSize must be an integer of 0 or more');
-    }
+    this.options = { ...DEFAULTS, ...withoutUndefined(options) };
+    this.logger = options.logger;
+    const { maxStdoutBytes, maxStderrBytes, maxOutputBytes } = this.options;
+    this.pool = new SandboxPool({
+      label: 'Python',
+      prepare: () => ({
+        // Pyodide and what it loads (ws), the child and the channel: nothing else of the host.
+        binds: [
+          ...appBinds([CHILD, CHANNEL], 'The Python child'),
+          ...packageClosureBinds('pyodide', import.meta.url),
+        ],
+        nodeArgs: [sandboxAppPath(CHILD), `${SANDBOX_NODE_MODULES}/pyodide/`],
+      }),
+      poolSize: this.options.poolSize,
+      timeoutMs: this.options.timeoutMs,
+      memoryMb: this.options.memoryMb,
+      // JSON may write a byte of text as six (\u0000), and `output` is parsed and written again.
+      maxAnswerBytes: 6 * (maxStdoutBytes + maxStderrBytes) + 2 * maxOutputBytes + 64 * 1024,
+      startTimeoutMs: this.options.startTimeoutMs,
+      acquireTimeoutMs: this.options.acquireTimeoutMs,
+      bwrapPath: options.bwrapPath,
+      prlimitPath: options.prlimitPath,
+      logger: options.logger,
+    });
   }
 
-  /**
-   * Checks once that the sandbox can be built here (a trivial Node in bubblewrap), then starts
-   * warming the pool. Never throws: a failure is what {@link available} then reports.
-   */
+  /** Names this pool's processes (`--pool=<tag>` on their command lines). */
+  get tag(): string {
+    return this.pool.tag;
+  }
+
+  /** Checks once that the sandbox can be built here, then warms the pool. Never throws. */
   start(): Promise<void> {
-    this.starting ??= this.probe();
-    return this.starting;
+    return this.pool.start();
   }
 
   /** True, or why code cannot run now. */
   available(): true | string {
-    switch (this.state) {
-      case 'closed':
-        return 'The Python sandbox is closed';
-      case 'new':
-      case 'probing':
-        return 'The Python sandbox has not been checked yet';
-      case 'unavailable':
-        return this.reason ?? 'The Python sandbox cannot be set up';
-      case 'ready':
-        if (this.consecutiveFailures >= FAILURES_UNAVAILABLE) {
-          return `The Python processes fail to start: ${this.lastFailure ?? 'unknown reason'}`;
-        }
-        return true;
-    }
+    return this.pool.available();
   }
 
   stats(): PythonSandboxStats {
-    return { ...this.counters, warm: this.idle.length, starting: this.warming, running: this.running };
+    return this.pool.stats();
   }
 
   /** Resolves once `poolSize` children are warm; rejects if the sandbox is or becomes unavailable. */
   async whenWarm(timeoutMs = 120_000): Promise<void> {
-    await this.start();
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const available = this.available();
-      if (available !== true) throw new PythonSandboxError(this.unavailableCode(), available);
-      if (this.idle.length >= this.options.poolSize) return;
-      const left = deadline - Date.now();
-      if (left <= 0) throw new PythonSandboxError('sandbox_busy', 'The Python pool did not warm up in time');
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.listeners.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
+    await pythonErrors(this.pool.whenWarm(timeoutMs));
   }
 
   async run(
@@ -228,85 +168,19 @@ export class PythonSandbox {
     rows: readonly unknown[],
     options: { timeoutMs?: number } = {},
   ): Promise<PythonRunResult> {
-    await this.start();
-    const available = this.available();
-    if (available !== true) throw new PythonSandboxError(this.unavailableCode(), available);
     const job = this.job(code, rows);
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
     if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
       throw new PythonSandboxError('input_invalid', 'The timeout must be a positive number of milliseconds');
     }
-    const child = await this.acquire();
-    this.running += 1;
-    this.counters.runs += 1;
-    try {
-      const answered = child.send(job, timeoutMs);
-      this.fill();
-      const outcome = await answered;
-      // Killed by close(), not by its own doing: no result to give.
-      if (this.state === 'closed' && outcome.kind !== 'answer') {
-        throw new PythonSandboxError('sandbox_closed', 'The Python sandbox was closed');
-      }
-      return this.result(outcome, timeoutMs, child);
-    } finally {
-      this.running -= 1;
-    }
+    // The pool checks that the sandbox is available before it takes a child.
+    const outcome = await pythonErrors(this.pool.run(job, { timeoutMs }));
+    return this.result(outcome, timeoutMs);
   }
 
   /** Kills every child, warm or running; resolves once they are gone. */
-  async close(): Promise<void> {
-    if (this.state === 'closed') return this.allEnded();
-    this.state = 'closed';
-    clearTimeout(this.retryTimer);
-    for (const waiter of this.waiters.splice(0)) {
-      clearTimeout(waiter.timer);
-      waiter.reject(new PythonSandboxError('sandbox_closed', 'The Python sandbox was closed'));
-    }
-    this.idle.length = 0;
-    for (const child of this.children) child.kill();
-    this.notify();
-    await this.allEnded();
-  }
-
-  private allEnded(): Promise<void> {
-    if (this.children.size === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const check = (): void => {
-        if (this.children.size === 0) resolve();
-        else this.listeners.push(check);
-      };
-      check();
-    });
-  }
-
-  private async probe(): Promise<void> {
-    this.state = 'probing';
-    try {
-      const layout = await resolveLayout({
-        bwrapPath: this.options.bwrapPath,
-        prlimitPath: this.options.prlimitPath,
-        childScript: this.options.childScript,
-        resolveFrom: import.meta.url,
-      });
-      await probeSandbox(layout, { memoryMb: this.options.memoryMb });
-      this.layout = layout;
-      if (this.state !== 'probing') return; // closed meanwhile
-      this.state = 'ready';
-      this.fill();
-    } catch (error) {
-      if (this.state !== 'probing') return;
-      this.state = 'unavailable';
-      this.reason =
-        error instanceof SandboxSetupError
-          ? `The Python sandbox cannot be set up: ${error.message}`
-          : `The Python sandbox could not be checked: ${(error as Error).message}`;
-      this.options.logger?.warn(`${this.reason}. Python runs are refused.`);
-    }
-    this.notify();
-  }
-
-  private unavailableCode(): PythonSandboxErrorCode {
-    return this.state === 'closed' ? 'sandbox_closed' : 'sandbox_unavailable';
+  close(): Promise<void> {
+    return this.pool.close();
   }
 
   /** The job as the child reads it: a header line, then the rows as JSON. */
@@ -338,134 +212,11 @@ export class PythonSandbox {
     return job;
   }
 
-  private acquire(): Promise<PythonChildProcess> {
-    const child = this.idle.shift();
-    if (child) {
-      // Its replacement starts once the job is sent (run), not before.
-      this.counters.servedWarm += 1;
-      return Promise.resolve(child);
-    }
-    return new Promise((resolve, reject) => {
-      const waiter: Waiter = {
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          this.waiters = this.waiters.filter((w) => w !== waiter);
-          reject(
-            new PythonSandboxError(
-              'sandbox_busy',
-              `No Python process became ready within ${this.options.acquireTimeoutMs} ms`,
-            ),
-          );
-        }, this.options.acquireTimeoutMs),
-      };
-      this.waiters.push(waiter);
-      this.fill();
-    });
-  }
-
-  /**
-   * Starts children until `poolSize` are warm or warming, plus one per run waiting for a child
-   * (not while backing off after failures). At most `poolSize` (at least one) start at once.
-   */
-  private fill(): void {
-    if (this.state !== 'ready' || !this.layout || this.retryTimer) return;
-    while (this.idle.length + this.warming < this.options.poolSize + this.waiters.length) {
-      if (this.warming >= Math.max(this.options.poolSize, 1)) return;
-      this.spawn(this.layout);
-    }
-  }
-
-  private spawn(layout: SandboxLayout): void {
-    const { file, args } = childCommand(
-      layout,
-      { memoryMb: this.options.memoryMb },
-      childScriptArgs(this.tag),
-    );
-    const { maxStdoutBytes, maxStderrBytes, maxOutputBytes } = this.options;
-    this.warming += 1;
-    this.counters.started += 1;
-    const child = new PythonChildProcess(
-      {
-        file,
-        args,
-        seccomp: layout.seccomp,
-        readyTimeoutMs: this.options.startTimeoutMs,
-        // JSON may write a byte of text as six (\u0000), and `output` is parsed and written again.
-        maxAnswerBytes: 6 * (maxStdoutBytes + maxStderrBytes) + 2 * maxOutputBytes + 64 * 1024,
-      },
-      {
-        ready: (c) => this.childReady(c),
-        failed: (_c, reason) => this.childFailed(reason),
-        lost: (c) => this.childLost(c),
-        closed: (c) => {
-          this.children.delete(c);
-          this.notify();
-        },
-      },
-    );
-    this.children.add(child);
-  }
-
-  private childReady(child: PythonChildProcess): void {
-    this.warming -= 1;
-    this.consecutiveFailures = 0;
-    this.lastFailure = undefined;
-    if (this.state === 'closed') return child.kill();
-    const waiter = this.waiters.shift();
-    if (waiter) {
-      clearTimeout(waiter.timer);
-      waiter.resolve(child);
-    } else {
-      this.idle.push(child);
-    }
-    this.fill();
-    this.notify();
-  }
-
-  private childFailed(reason: string): void {
-    this.warming -= 1;
-    if (this.state === 'closed') return;
-    this.consecutiveFailures += 1;
-    this.lastFailure = reason;
-    this.options.logger?.warn(`A Python sandbox process failed to start: ${reason}`);
-    if (this.consecutiveFailures >= FAILURES_UNAVAILABLE) {
-      const available = this.available();
-      for (const waiter of this.waiters.splice(0)) {
-        clearTimeout(waiter.timer);
-        waiter.reject(new PythonSandboxError('sandbox_unavailable', String(available)));
-      }
-    }
-    // Back off, doubling, so a machine that cannot start them is not kept busy trying.
-    const delay = Math.min(RETRY_MAX_MS, 500 * 2 ** (this.consecutiveFailures - 1));
-    clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      this.fill();
-    }, delay);
-    this.retryTimer.unref();
-    this.notify();
-  }
-
-  private childLost(child: PythonChildProcess): void {
-    const at = this.idle.indexOf(child);
-    if (at >= 0) this.idle.splice(at, 1);
-    if (this.state === 'closed') return;
-    this.options.logger?.warn(
-      `A warm Python sandbox process ended: ${child.stderrTail().trim().slice(-500)}`,
-    );
-    this.fill();
-  }
-
-  private notify(): void {
-    for (const listener of this.listeners.splice(0)) listener();
-  }
-
-  private result(outcome: ChildOutcome, timeoutMs: number, child: PythonChildProcess): PythonRunResult {
+  private result(outcome: JobOutcome, timeoutMs: number): PythonRunResult {
     switch (outcome.kind) {
       case 'answer':
         return (
-          this.checkedAnswer(outcome.message) ??
+          this.checkedAnswer(outcome.payload) ??
           this.crashed('The Python process gave an answer that is not valid')
         );
       case 'invalid':
@@ -489,8 +240,8 @@ export class PythonSandbox {
           };
         }
         const how = endedHow(outcome.code, outcome.signal);
-        this.options.logger?.warn(
-          `A Python sandbox process (pid ${child.pid}) ended without an answer (${how}): ${outcome.stderr.trim().slice(-1000)}`,
+        this.logger?.warn(
+          `A Python sandbox process (pid ${outcome.pid}) ended without an answer (${how}): ${outcome.stderr.trim().slice(-1000)}`,
         );
         return this.crashed(`The Python process stopped unexpectedly (${how})`);
       }
@@ -504,9 +255,9 @@ export class PythonSandbox {
   /** The child's answer, checked and capped again: it comes from the process that ran the code. */
   private checkedAnswer(message: unknown): PythonRunResult | null {
     if (typeof message !== 'object' || message === null) return null;
-    const { type, stdout, stderr, stdoutTruncated, stderrTruncated, executionError, outputData } =
+    const { stdout, stderr, stdoutTruncated, stderrTruncated, executionError, outputData } =
       message as Record<string, unknown>;
-    if (type !== 'result' || typeof stdout !== 'string' || typeof stderr !== 'string') return null;
+    if (typeof stdout !== 'string' || typeof stderr !== 'string') return null;
     if (executionError !== undefined && typeof executionError !== 'string') return null;
     const result: PythonRunResult = {
       stdout: capped(stdout, this.options.maxStdoutBytes, stdoutTruncated === true),
@@ -522,17 +273,14 @@ export class PythonSandbox {
   }
 }
 
-/**
- * How a child ended, in words. bwrap passes on its command's end as an exit code, 128 + the signal
- * when the command was killed by one (a crash: SIGSEGV, SIGABRT); a signal here is our SIGKILL.
- */
-function endedHow(code: number | null, signal: NodeJS.Signals | null): string {
-  if (signal) return `signal ${signal}`;
-  if (code !== null && code > 128) {
-    const name = Object.entries(os.constants.signals).find(([, n]) => n === code - 128)?.[0];
-    if (name) return `signal ${name}`;
+/** The pool's errors as this sandbox's (the same codes). */
+async function pythonErrors<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof SandboxError) throw new PythonSandboxError(error.code, error.message);
+    throw error;
   }
-  return `exit code ${code}`;
 }
 
 /** The text cut to `limit` bytes (at a character boundary), marked when it was cut here or before. */

@@ -2,13 +2,16 @@ import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { SECCOMP_FD } from './protocol.js';
 import { seccompFilter } from './seccomp.js';
 
 /**
- * How a Python child is started: `prlimit` (its rlimits) execs `bwrap` (the sandbox), which execs
- * Node on the child script. Everything here runs in the API process, with trusted inputs.
+ * How a sandboxed child is started: `prlimit` (its rlimits) execs `bwrap` (the sandbox), which
+ * execs Node on the child script. Everything here runs in the API or worker process, with trusted
+ * inputs. What differs between kinds of children (the script, the npm packages it loads, Node's
+ * flags, the limits) comes in as arguments; the sandbox itself is the same for all.
  */
 
 /** Where the system tools are looked for: they come from the system's packages, not from PATH. */
@@ -16,15 +19,15 @@ const SYSTEM_DIRS = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin
 
 /** Inside the sandbox. */
 export const SANDBOX_DIR = '/sandbox';
-const SANDBOX_CHILD = `${SANDBOX_DIR}/python-child.mjs`;
-const SANDBOX_PYODIDE = `${SANDBOX_DIR}/node_modules/pyodide`;
-/** Pyodide's Node loader imports `ws` (a bare import, found beside it in node_modules). */
-const SANDBOX_WS = `${SANDBOX_DIR}/node_modules/ws`;
+/** The build's files (child scripts, the channel) inside the sandbox, at their paths in the build. */
+export const SANDBOX_APP = `${SANDBOX_DIR}/app`;
+/** npm packages inside the sandbox, at their paths below node_modules. */
+export const SANDBOX_NODE_MODULES = `${SANDBOX_DIR}/node_modules`;
 /** nobody: the code's user inside the sandbox (its own user namespace maps it to ours). */
 const SANDBOX_UID = 65534;
 const PROBE_TIMEOUT_MS = 20_000;
 
-/** What the sandbox is made of, found once at start. */
+/** What every sandbox is made of, found once at start. */
 export interface SandboxLayout {
   bwrap: string;
   prlimit: string;
@@ -32,14 +35,17 @@ export interface SandboxLayout {
   node: string;
   /** Node's shared libraries, as the dynamic loader finds them (bound at the same paths). */
   libraries: string[];
-  childScript: string;
-  pyodideDir: string;
-  wsDir: string;
   seccomp: Buffer;
 }
 
+/** A read-only bind: a host file or directory (real path) at a path inside the sandbox. */
+export interface Bind {
+  source: string;
+  target: string;
+}
+
 export interface SandboxLimits {
-  /** RLIMIT_DATA: the child's private writable memory (JS heap, wasm memory, malloc). */
+  /** RLIMIT_DATA: the child's private writable memory (JS heap, Buffers, wasm memory, malloc). */
   memoryMb: number;
 }
 
@@ -101,16 +107,13 @@ async function nodeLibraries(node: string): Promise<string[]> {
   }
 }
 
-export interface LayoutOptions {
+export interface ToolPaths {
   bwrapPath: string;
   prlimitPath: string;
-  childScript: string;
-  /** A module of this project, where npm packages are resolved from (import.meta.url). */
-  resolveFrom: string;
 }
 
-/** Finds every part of the sandbox; throws a {@link SandboxSetupError} naming the first missing. */
-export async function resolveLayout(options: LayoutOptions): Promise<SandboxLayout> {
+/** Finds the tools and Node's libraries; throws a {@link SandboxSetupError} naming the first missing. */
+export async function resolveLayout(options: ToolPaths): Promise<SandboxLayout> {
   if (process.platform !== 'linux')
     throw new SandboxSetupError(`bubblewrap needs Linux, not ${process.platform}`);
   const seccomp = seccompFor(process.arch);
@@ -118,22 +121,107 @@ export async function resolveLayout(options: LayoutOptions): Promise<SandboxLayo
   if (!bwrap) throw new SandboxSetupError('bubblewrap (bwrap, Debian package bubblewrap) is not installed');
   const prlimit = findSystemTool(options.prlimitPath);
   if (!prlimit) throw new SandboxSetupError('prlimit (Debian package util-linux) is not installed');
-  if (!fs.existsSync(options.childScript)) {
-    throw new SandboxSetupError(`the Python child is not built (${options.childScript} is missing)`);
-  }
-  const pyodideDir = packageDir('pyodide', options.resolveFrom);
-  const wsDir = packageDir('ws', path.join(pyodideDir, 'package.json'));
   const node = fs.realpathSync(process.execPath);
-  return {
-    bwrap,
-    prlimit,
-    node,
-    libraries: await nodeLibraries(node),
-    childScript: fs.realpathSync(options.childScript),
-    pyodideDir,
-    wsDir,
-    seccomp,
+  return { bwrap, prlimit, node, libraries: await nodeLibraries(node), seccomp };
+}
+
+/**
+ * The build this process runs from: `dist/` when it runs the build (this module is
+ * `dist/src/core/sandbox/sandbox-command.js`). Under Jest this module is the TypeScript source
+ * with no build beside it: the children are then those of the build the test run uses
+ * (TEST_DIST_DIR, default `dist`), which the tests' global setup checks is fresh.
+ */
+export function buildRoot(): string {
+  const here = fileURLToPath(import.meta.url);
+  const root = path.resolve(path.dirname(here), '../../..');
+  if (here.endsWith('.js')) return root;
+  return path.resolve(root, process.env.TEST_DIST_DIR ?? 'dist');
+}
+
+/**
+ * Binds of built files (`src/modules/python-runs/sandbox/python-child.mjs`, relative to the build)
+ * at the same relative paths under {@link SANDBOX_APP}, so their relative imports hold. Throws when
+ * one is not built.
+ */
+export function appBinds(files: string[], what: string): Bind[] {
+  const root = buildRoot();
+  return files.map((file) => {
+    const source = path.join(root, file);
+    if (!fs.existsSync(source)) throw new SandboxSetupError(`${what} is not built (${source} is missing)`);
+    return { source: fs.realpathSync(source), target: path.posix.join(SANDBOX_APP, file) };
+  });
+}
+
+/** Where a built file is inside the sandbox. */
+export function sandboxAppPath(file: string): string {
+  return path.posix.join(SANDBOX_APP, file);
+}
+
+/**
+ * The npm package `name` (resolved from `from`, a file of this project) and every package it
+ * depends on, transitively, each found as Node finds it (the nearest node_modules up the tree),
+ * as binds under {@link SANDBOX_NODE_MODULES} at their paths below the top node_modules. Only
+ * that closure is in the sandbox, not the whole of node_modules. Optional dependencies that are
+ * not installed are left out; a missing required one is an error.
+ */
+export function packageClosureBinds(name: string, from: string): Bind[] {
+  const start = packageDir(name, from);
+  const modules = nodeModulesOf(start);
+  const found = new Set<string>();
+  const visit = (dir: string): void => {
+    if (found.has(dir)) return;
+    found.add(dir);
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+      optionalDependencies?: Record<string, string>;
+      peerDependencies?: Record<string, string>;
+    };
+    const required = Object.keys(manifest.dependencies ?? {});
+    const optional = [
+      ...Object.keys(manifest.optionalDependencies ?? {}),
+      ...Object.keys(manifest.peerDependencies ?? {}),
+    ];
+    for (const dep of required) {
+      const at = findPackage(dep, dir, modules);
+      if (!at)
+        throw new SandboxSetupError(`the npm package ${dep} (a dependency of ${dir}) is not installed`);
+      visit(at);
+    }
+    for (const dep of optional) {
+      const at = findPackage(dep, dir, modules);
+      if (at) visit(at);
+    }
   };
+  visit(start);
+  // A package nested in another's node_modules comes with that package's bind.
+  const dirs = [...found].sort();
+  const outer = dirs.filter(
+    (dir) => !dirs.some((other) => other !== dir && dir.startsWith(other + path.sep)),
+  );
+  return outer.map((dir) => ({
+    source: fs.realpathSync(dir),
+    target: path.posix.join(SANDBOX_NODE_MODULES, path.relative(modules, dir).split(path.sep).join('/')),
+  }));
+}
+
+/** The top node_modules directory holding a package directory. */
+function nodeModulesOf(dir: string): string {
+  const marker = `${path.sep}node_modules${path.sep}`;
+  const at = dir.indexOf(marker);
+  if (at < 0) throw new SandboxSetupError(`${dir} is not in a node_modules directory`);
+  return dir.slice(0, at + marker.length - 1);
+}
+
+/** Node's lookup of package `name` from directory `dir`: each node_modules up to (and with) `top`. */
+function findPackage(name: string, dir: string, top: string): string | null {
+  let current = dir;
+  for (;;) {
+    const candidate =
+      path.basename(current) === 'node_modules' ? null : path.join(current, 'node_modules', name);
+    if (candidate && fs.existsSync(path.join(candidate, 'package.json'))) return candidate;
+    if (current === path.dirname(top) || current === path.dirname(current)) return null;
+    current = path.dirname(current);
+  }
 }
 
 function seccompFor(arch: string): Buffer {
@@ -147,13 +235,14 @@ function seccompFor(arch: string): Buffer {
  *
  * The sandbox: every namespace new (no network but its own loopback, its own process tree, no
  * further user namespaces), the user nobody, no capabilities, an empty environment, a root that
- * is an empty read-only tmpfs holding only read-only binds of Node, its libraries, the child
- * script and the two npm packages it loads, no /proc, /dev or /tmp, its own session (no terminal
+ * is an empty read-only tmpfs holding only read-only binds of Node, its libraries and the kind's
+ * `binds` (its child script, the channel, the npm packages it loads), no /proc, /dev or /tmp, its own session (no terminal
  * to inject into), killed with its parent, and the seccomp filter read from {@link SECCOMP_FD}.
  */
 export function childCommand(
   layout: SandboxLayout,
   limits: SandboxLimits,
+  binds: Bind[],
   nodeArgs: string[],
 ): { file: string; args: string[] } {
   const bind = (source: string, target: string): string[] => ['--ro-bind', source, target];
@@ -179,11 +268,11 @@ export function childCommand(
     'sandbox',
     '--cap-drop',
     'ALL',
+    '--dir',
+    SANDBOX_DIR,
     ...layout.libraries.flatMap((library) => bind(fs.realpathSync(library), library)),
     ...bind(layout.node, layout.node),
-    ...bind(layout.pyodideDir, SANDBOX_PYODIDE),
-    ...bind(layout.wsDir, SANDBOX_WS),
-    ...bind(layout.childScript, SANDBOX_CHILD),
+    ...binds.flatMap((b) => bind(b.source, b.target)),
     '--remount-ro',
     '/',
     '--chdir',
@@ -197,22 +286,22 @@ export function childCommand(
   return { file: layout.prlimit, args };
 }
 
-/** The child script and its arguments inside the sandbox. */
-export function childScriptArgs(tag: string): string[] {
-  return [SANDBOX_CHILD, `${SANDBOX_PYODIDE}/`, `--pool=${tag}`];
-}
-
 /**
  * Starts Node in the sandbox once, to run nothing: proves that user namespaces are allowed, that
  * the binds and the filter are right, and that Node starts with the memory cap. Resolves, or
  * throws a {@link SandboxSetupError} with bubblewrap's own words.
  */
 export async function probeSandbox(layout: SandboxLayout, limits: SandboxLimits): Promise<void> {
-  const { file, args } = childCommand(layout, limits, [
-    '-e',
-    // A spawn must be refused: the filter is in place.
-    "try { require('child_process').spawnSync(process.execPath, ['-e', '0']).error.code === 'EPERM' || process.exit(3) } catch { process.exit(4) }",
-  ]);
+  const { file, args } = childCommand(
+    layout,
+    limits,
+    [],
+    [
+      '-e',
+      // A spawn must be refused: the filter is in place.
+      "try { require('child_process').spawnSync(process.execPath, ['-e', '0']).error.code === 'EPERM' || process.exit(3) } catch { process.exit(4) }",
+    ],
+  );
   await new Promise<void>((resolve, reject) => {
     const child = spawn(file, args, { env: {}, stdio: ['ignore', 'ignore', 'pipe', 'ignore', 'pipe'] });
     let stderr = '';

@@ -1,12 +1,13 @@
 /**
- * The seccomp filter bubblewrap installs on the Python child (`--seccomp FD`), as the classic BPF
- * program the kernel takes (an array of `struct sock_filter`).
+ * The seccomp filter bubblewrap installs on every sandboxed child (`--seccomp FD`), as the classic
+ * BPF program the kernel takes (an array of `struct sock_filter`).
  *
- * Why: Node is in the sandbox (it runs Pyodide), so code that reaches `child_process` through
- * Pyodide's JS bridge could start more Node processes: each would get its own memory cap (an
+ * Why: Node is in the sandbox (it runs Pyodide, or Cube's compiler), so code that reaches
+ * `child_process` (through Pyodide's JS bridge, or a model's escape from the compiler's `vm`)
+ * could start more Node processes: each would get its own memory cap (an
  * rlimit is per process) and the cap would mean nothing. The filter refuses new processes (fork,
  * vfork, clone without CLONE_THREAD; threads stay allowed), and with them a few kernel interfaces
- * a report never needs (namespaces, mounts, ptrace, BPF, perf, userfaultfd, keyrings, io_uring).
+ * untrusted code never needs (namespaces, mounts, ptrace, BPF, perf, userfaultfd, keyrings, io_uring).
  * `clone3` answers ENOSYS: its flags sit in memory a filter cannot read, and the C library then
  * falls back to `clone`, whose flags it can (Docker's default profile does the same). `execve`
  * stays allowed, as bubblewrap starts the child with it after installing the filter; without

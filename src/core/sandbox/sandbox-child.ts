@@ -1,25 +1,30 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { RESULT_FD, SECCOMP_FD } from './protocol.js';
+import { NONCE_BYTES, RESULT_FD, SECCOMP_FD } from './protocol.js';
 
-/** How a run on one child ended, before PythonSandbox turns it into a result. */
+/**
+ * How a job on one child ended, before the kind turns it into its result. Only `answer` is the
+ * child's verdict: a result message carrying the job's nonce. Everything else is the sandbox
+ * stopping the job (or the job ending itself), whatever exit code or message it left.
+ */
 export type ChildOutcome =
-  | { kind: 'answer'; message: unknown }
+  | { kind: 'answer'; payload: unknown }
   | { kind: 'timeout' }
   | { kind: 'too_large' }
   | { kind: 'invalid' }
   | { kind: 'ended'; code: number | null; signal: NodeJS.Signals | null; stderr: string };
 
 export interface ChildHooks {
-  /** It loaded Pyodide and waits for its job. */
-  ready(child: PythonChildProcess): void;
+  /** It loaded what it needs and waits for its job. */
+  ready(child: SandboxChildProcess): void;
   /** It ended (or was stopped) before it was ready. */
-  failed(child: PythonChildProcess, reason: string): void;
+  failed(child: SandboxChildProcess, reason: string): void;
   /** It ended while it waited for a job. */
-  lost(child: PythonChildProcess): void;
+  lost(child: SandboxChildProcess): void;
   /** It ended, whatever its state: the process and its pipes are gone. */
-  closed(child: PythonChildProcess): void;
+  closed(child: SandboxChildProcess): void;
 }
 
 export interface ChildSpawn {
@@ -37,11 +42,12 @@ const MAX_READY_BYTES = 4096;
 const STDERR_TAIL = 8192;
 
 /**
- * One warm, single-use child: started at once, `ready` once Pyodide is loaded, then given one job
- * by {@link send}, whose kill timer starts then. Whatever the child writes is untrusted once the
- * job is sent; it is bounded here and checked by the caller.
+ * One warm, single-use child: started at once, `ready` once it has loaded what it needs, then
+ * given one job by {@link send}, whose kill timer starts then. Whatever the child writes is
+ * untrusted once the job is sent: bounded here, taken only with the job's nonce, and checked again
+ * by the kind.
  */
-export class PythonChildProcess {
+export class SandboxChildProcess {
   state: 'starting' | 'ready' | 'running' | 'ended' = 'starting';
   readonly startedAt = performance.now();
   readyAt?: number;
@@ -56,6 +62,7 @@ export class PythonChildProcess {
   private timedOut = false;
   private tooLarge = false;
   private failure?: string;
+  private nonce?: string;
   private readonly maxAnswerBytes: number;
 
   constructor(
@@ -97,13 +104,15 @@ export class PythonChildProcess {
     if (this.state !== 'ready') throw new Error(`a ${this.state} child cannot take a job`);
     this.state = 'running';
     this.received = 0;
+    this.nonce = randomBytes(NONCE_BYTES).toString('hex');
+    const input = Buffer.concat([Buffer.from(`${this.nonce}\n`), job]);
     return new Promise((resolve) => {
       this.settle = resolve;
       this.runTimer = setTimeout(() => {
         this.timedOut = true;
         this.kill();
       }, timeoutMs);
-      this.process.stdin?.end(job);
+      this.process.stdin?.end(input);
     });
   }
 
@@ -141,7 +150,7 @@ export class PythonChildProcess {
       message = undefined;
     }
     if (this.state === 'starting') {
-      if ((message as { type?: unknown } | undefined)?.type !== 'ready') {
+      if ((message as { type?: unknown } | null | undefined)?.type !== 'ready') {
         this.failure = 'said something other than ready';
         return this.kill();
       }
@@ -150,8 +159,11 @@ export class PythonChildProcess {
       this.readyAt = performance.now();
       this.hooks.ready(this);
     } else if (this.state === 'running' && this.settle) {
-      // One answer per child: it has done its work, whatever it would do next.
-      this.finish(message === undefined ? { kind: 'invalid' } : { kind: 'answer', message });
+      // One message per job: a result with this job's nonce, or the job failed. Either way the
+      // child has done its work, whatever it would do next.
+      const { type, nonce, payload } = (message ?? {}) as Record<string, unknown>;
+      const answered = type === 'result' && typeof nonce === 'string' && nonce === this.nonce;
+      this.finish(answered ? { kind: 'answer', payload } : { kind: 'invalid' });
       this.kill();
     }
   }

@@ -1,26 +1,27 @@
 /**
- * The compile child: one process per compile, started by ModelCompiler (model-compiler.ts). It
- * reads a {@link ChildInput} from standard input, compiles the files with Cube's schema compiler,
- * writes a {@link ChildOutput} to {@link RESULT_FD} and exits.
+ * The compile child: one process per compile, kept warm by ModelCompiler (model-compiler.ts)
+ * inside the sandbox (src/core/sandbox: bubblewrap, seccomp, rlimits). It loads Cube's schema
+ * compiler and compiles a small model once, says it is ready, reads one {@link ChildInput},
+ * compiles it and answers a {@link ChildOutput}, through the sandbox's channel, and exits.
  *
- * It runs untrusted code: a JS model executes in a `vm` context the compiler does not isolate
- * (`this.constructor.constructor('return process')()` reaches the host). So it runs with an empty
- * environment, a heap cap, the Node permission model (reads limited to node_modules and this
- * directory; no child processes, addons or file writes) and the function constructors closed
- * (below); the parent kills it when its time is up. Layers, not a sandbox: were `process` reached
- * some other way, the permission model covers neither the network nor signals.
+ * It runs untrusted code, and the compiler does not contain it: a dimension link's `url` is
+ * rebuilt by the compiler with a `new Function` of this realm (CubeSymbols.buildLinkSqlWithParams,
+ * reached from a JS model or a YAML f-string), so a model can hold `process`. The sandbox around
+ * this process is the boundary (no network, no host files, no other process, a memory cap, a kill
+ * timer). Inside it: the Node permission model (reads of the sandbox only; no child processes,
+ * addons or writes), a heap cap and the function constructors closed (below), as further layers.
+ *
+ * A `.mts` file so that its build is a `.mjs`: the sandbox holds no package.json to say that a
+ * `.js` is a module. It imports no value from the project but the channel (an `.mjs` too).
  */
 import childProcess, { type SpawnSyncReturns } from 'node:child_process';
-import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import type { PrepareCompilerOptions } from '@cubejs-backend/schema-compiler';
-import {
-  EXIT_COMPILER_MISSING,
-  RESULT_FD,
-  type ChildFile,
-  type ChildInput,
-  type ChildOutput,
-} from './protocol.js';
+import { openChannel } from '../../../core/sandbox/child-channel.mjs';
+import type { ChildFile, ChildInput, ChildOutput } from './protocol.js';
+
+// First: the channel takes its references before anything else runs.
+const channel = openChannel();
 
 type SchemaCompiler = typeof import('@cubejs-backend/schema-compiler');
 type ChildError = ChildOutput['errors'][number];
@@ -171,8 +172,17 @@ function countListed(cubes: MetaCube[]): number {
     .length;
 }
 
-async function compile(input: ChildInput, cube: SchemaCompiler): Promise<ChildOutput> {
-  const { parsed, errors } = preParse(input.files, createRequire(input.compilerEntry));
+/**
+ * Compiles `files`. `untrusted`: the files are a job's, so the function constructors are closed
+ * first (once per process: the warm-up compile runs our own files, before).
+ */
+async function compile(
+  files: ChildFile[],
+  cube: SchemaCompiler,
+  compilerRequire: NodeJS.Require,
+  untrusted: boolean,
+): Promise<ChildOutput> {
+  const { parsed, errors } = preParse(files, compilerRequire);
   const repository = {
     localPath: () => process.cwd(),
     dataSchemaFiles: () => Promise.resolve(parsed),
@@ -189,7 +199,7 @@ async function compile(input: ChildInput, cube: SchemaCompiler): Promise<ChildOu
   const compilers = cube.prepareCompiler(repository, options);
   const internals = compilers.compiler as unknown as CompilerInternals;
   attributeRunErrors(internals);
-  closeFunctionConstructors();
+  if (untrusted) closeFunctionConstructors();
 
   const thrown: ChildError[] = [];
   try {
@@ -213,20 +223,7 @@ async function compile(input: ChildInput, cube: SchemaCompiler): Promise<ChildOu
   };
 }
 
-/** A blocking write of the whole text (the pipe may take it in pieces). */
-function writeAll(fd: number, text: string): void {
-  const bytes = Buffer.from(text);
-  let offset = 0;
-  while (offset < bytes.length) {
-    try {
-      offset += fs.writeSync(fd, bytes, offset);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
-    }
-  }
-}
-
-function loadCompiler(entry: string): SchemaCompiler | null {
+function loadCompiler(): { cube: SchemaCompiler; compilerRequire: NodeJS.Require } {
   // @cubejs-backend/shared probes the C library by spawning getconf/ldd when the compiler loads;
   // the permission model refuses child processes (on purpose). The answer only matters to Jinja.
   const noSpawn = (): SpawnSyncReturns<string> => ({
@@ -242,23 +239,46 @@ function loadCompiler(entry: string): SchemaCompiler | null {
   // bounds the memory: on 2 cores a 50-cube model took as long with 1, 2 or 3 (bench/compile.mjs),
   // and each thread more cost ~70 MB.
   process.env.CUBEJS_TRANSPILATION_WORKER_THREADS_COUNT = '1';
-  try {
-    return createRequire(import.meta.url)(entry) as SchemaCompiler;
-  } catch (error) {
-    process.stderr.write(`cannot load the schema compiler: ${messageOf(error)}\n`);
-    return null;
-  }
+  // Found from here, as the sandbox binds it: /sandbox/node_modules/@cubejs-backend/schema-compiler.
+  const entry = createRequire(import.meta.url).resolve('@cubejs-backend/schema-compiler');
+  return {
+    cube: createRequire(import.meta.url)(entry) as SchemaCompiler,
+    compilerRequire: createRequire(entry),
+  };
 }
 
+/** Compiled at warm-up: loads what a compile loads lazily (parsers, transpiler thread), off the job's time. */
+const WARM_UP: ChildFile[] = [
+  {
+    fileName: 'cubes/warm_up.yml',
+    content:
+      'cubes:\n  - name: warm_up\n    sql_table: t\n    measures:\n      - name: count\n        type: count\n' +
+      '    dimensions:\n      - name: id\n        sql: id\n        type: number\n        primary_key: true\n',
+  },
+  {
+    fileName: 'views/warm_up_view.js',
+    content: "view('warm_up_view', { cubes: [{ join_path: warm_up, includes: '*' }] });\n",
+  },
+];
+
 async function main(): Promise<void> {
-  const input = JSON.parse(fs.readFileSync(0, 'utf8')) as ChildInput;
-  const cube = loadCompiler(input.compilerEntry);
-  if (!cube) process.exit(EXIT_COMPILER_MISSING);
-  const output = await compile(input, cube);
-  writeAll(RESULT_FD, JSON.stringify(output));
-  // Explicitly: after an error the compiler's transpiler threads are never terminated, and they
-  // would keep this process alive until the parent's kill timer.
-  process.exit(0);
+  let loaded: ReturnType<typeof loadCompiler>;
+  try {
+    loaded = loadCompiler();
+  } catch (error) {
+    // Before ready: the pool reports the compiler unavailable, with this reason, and sends no job.
+    process.stderr.write(`cannot load the schema compiler: ${messageOf(error)}\n`);
+    process.exit(1);
+  }
+  const { cube, compilerRequire } = loaded;
+  const warm = await compile(WARM_UP, cube, compilerRequire, false);
+  if (warm.errors.length > 0) {
+    process.stderr.write(`the warm-up model does not compile: ${warm.errors[0].message}\n`);
+    process.exit(1);
+  }
+  channel.ready();
+  const input = JSON.parse((await channel.job()).body.toString('utf8')) as ChildInput;
+  channel.answer(await compile(input.files, cube, compilerRequire, true));
 }
 
 await main();
