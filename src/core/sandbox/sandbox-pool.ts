@@ -41,6 +41,11 @@ export interface SandboxKind {
   startTimeoutMs?: number;
   /** How long a job waits for a ready child when none is warm. Default 60 s. */
   acquireTimeoutMs?: number;
+  /**
+   * When a used child's replacement starts: once the job is sent (default), or once it has ended
+   * (a CPU-heavy job, such as a compile, then does not share the CPU with a child warming up).
+   */
+  replaceAfterJob?: boolean;
   /** Bare names are looked for in the system's directories (not PATH). */
   bwrapPath?: string;
   prlimitPath?: string;
@@ -116,6 +121,7 @@ export class SandboxPool {
     this.kind = {
       startTimeoutMs: 60_000,
       acquireTimeoutMs: 60_000,
+      replaceAfterJob: false,
       bwrapPath: 'bwrap',
       prlimitPath: 'prlimit',
       ...withoutUndefined(kind),
@@ -209,7 +215,7 @@ export class SandboxPool {
     this.counters.runs += 1;
     try {
       const answered = child.send(job, timeoutMs);
-      this.fill();
+      if (!this.kind.replaceAfterJob) this.fill();
       const outcome = await answered;
       // Killed by close(), not by its own doing: no result to give.
       if (this.state === 'closed' && outcome.kind !== 'answer') {
@@ -218,6 +224,7 @@ export class SandboxPool {
       return { ...outcome, pid: child.pid };
     } finally {
       this.running -= 1;
+      if (this.kind.replaceAfterJob) this.fill();
     }
   }
 

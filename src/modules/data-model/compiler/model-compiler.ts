@@ -154,6 +154,8 @@ export class ModelCompiler implements OnApplicationBootstrap, OnApplicationShutd
       timeoutMs: compileTimeoutMs,
       memoryMb: compileMemoryMb,
       maxAnswerBytes: MAX_ANSWER_BYTES,
+      // A compile takes the CPU it finds: its replacement warms up once it is done.
+      replaceAfterJob: true,
       bwrapPath: config.sandbox.bwrapPath,
       logger: this.logger,
     });
