@@ -85,6 +85,8 @@ export interface DataModelConfig {
    * (MODEL_COMPILE_POOL_SIZE; default 1). 0: none is kept, and each compile starts its own.
    */
   compilePoolSize: number;
+  /** How long a compile's verdict is reused for the same model tree, s; 0: never. */
+  compileCacheSeconds: number;
   /** Largest model file accepted, bytes. */
   maxFileBytes: number;
   /** Most files one branch may hold. */
@@ -266,6 +268,7 @@ export const ENV_KEYS = [
   'MODEL_COMPILE_TIMEOUT_MS',
   'MODEL_COMPILE_MEMORY_MB',
   'MODEL_COMPILE_POOL_SIZE',
+  'MODEL_COMPILE_CACHE_SECONDS',
   'MODEL_MAX_FILE_BYTES',
   'MODEL_MAX_FILES',
   'GITHUB_API_URL',
@@ -439,6 +442,7 @@ export class AppConfig {
       compileTimeoutMs: env.MODEL_COMPILE_TIMEOUT_MS ?? 30_000,
       compileMemoryMb: env.MODEL_COMPILE_MEMORY_MB ?? 512,
       compilePoolSize: env.MODEL_COMPILE_POOL_SIZE ?? 1,
+      compileCacheSeconds: env.MODEL_COMPILE_CACHE_SECONDS ?? 86_400,
       maxFileBytes: env.MODEL_MAX_FILE_BYTES ?? 1024 * 1024,
       maxFiles: env.MODEL_MAX_FILES ?? 5_000,
     };

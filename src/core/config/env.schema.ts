@@ -111,6 +111,7 @@ export class EnvSchema {
   @IsOptional() @Transform(toInt) @IsInt() @Min(1000) @Max(600000) MODEL_COMPILE_TIMEOUT_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(256) @Max(16384) MODEL_COMPILE_MEMORY_MB?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(32) MODEL_COMPILE_POOL_SIZE?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(2592000) MODEL_COMPILE_CACHE_SECONDS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1024) @Max(104857600) MODEL_MAX_FILE_BYTES?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(100000) MODEL_MAX_FILES?: number;
 

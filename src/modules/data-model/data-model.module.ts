@@ -30,6 +30,7 @@ import { ModelMerges } from './model-merges.service.js';
 import { ModelRefs } from './model-refs.js';
 import { ModelRemotes } from './model-remotes.js';
 import { ModelUploads } from './model-uploads.service.js';
+import { ModelVerdicts } from './model-verdicts.js';
 import { ModelWorkspace } from './model-workspace.js';
 import { MergesController } from './merges.controller.js';
 
@@ -97,6 +98,7 @@ class ModelLifecycle implements OnModuleInit {
     DataModelRepository,
     GitStore,
     ModelCompiler,
+    ModelVerdicts,
     ModelRefs,
     ModelWorkspace,
     ModelBuilds,

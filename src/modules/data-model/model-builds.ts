@@ -6,11 +6,12 @@ import { defineJob, JobHandler } from '../../core/queue/job-definition.js';
 import { JobQueue } from '../../core/queue/job-queue.service.js';
 import { JobRuns } from '../../core/queue/job-runs.service.js';
 import { deploymentOwner, DeploymentsService } from '../deployments/deployments.service.js';
-import { ModelCompiler, type ModelFile } from './compiler/model-compiler.js';
 import { DataModelRepository } from './data-model.repository.js';
 import type { BuildStatusDto } from './dto/data-model.dto.js';
 import { branchRef, GitStore } from './git/git-store.js';
+import { MODEL_DIR } from './compiler/model-compiler.js';
 import { rootPrefix } from './model-paths.js';
+import { ModelVerdicts } from './model-verdicts.js';
 import { ModelWorkspace } from './model-workspace.js';
 
 export interface BuildPayload {
@@ -31,20 +32,6 @@ export const BUILD_JOB = defineJob<BuildPayload>('deployment.build', {
   dedupeKey: (p) => `deployment.build:${p.buildId}`,
 });
 
-/** The files of a project, read from a commit (or a pending commit), for the compiler. */
-export async function readProject(git: GitStore, deploymentId: number, commit: string, prefix: string) {
-  const files = (await git.listFiles(deploymentId, commit)).filter((f) => f.path.startsWith(prefix));
-  const blobs = await git.readBlobs(
-    deploymentId,
-    files.map((f) => f.oid),
-  );
-  const model: ModelFile[] = files.map((f) => ({
-    fileName: f.path.slice(prefix.length),
-    content: blobs.get(f.oid)?.toString('utf8') ?? '',
-  }));
-  return { files, model, filesHash: GitStore.filesHash(files) };
-}
-
 /**
  * Builds: recorded on every change of a branch (commit, merge, upload, pull, connect), run by the
  * `deployment.build` job, which compiles the branch at the recorded commit with the model
@@ -57,7 +44,7 @@ export class ModelBuilds {
     private readonly jobs: JobQueue,
     private readonly runs: JobRuns,
     private readonly git: GitStore,
-    private readonly compiler: ModelCompiler,
+    private readonly verdicts: ModelVerdicts,
     private readonly deployments: DeploymentsService,
     private readonly workspace: ModelWorkspace,
   ) {}
@@ -156,16 +143,17 @@ export class ModelBuilds {
       ctx.fail(`Branch ${build.branch} does not exist`);
     }
     await ctx.log(`Checking out ${build.branch} at ${commit.slice(0, 12)}`);
-    const project = await readProject(
-      this.git,
-      build.deploymentId,
-      commit,
-      rootPrefix(settings.deployProjectRoot),
+    const prefix = rootPrefix(settings.deployProjectRoot);
+    const files = (await this.git.listFiles(build.deploymentId, commit)).filter((f) =>
+      f.path.startsWith(prefix),
     );
     await ctx.throwIfCancelled();
     await ctx.phase('compile');
-    await ctx.log(`Compiling ${project.model.length} files`);
-    const result = await this.compiler.compile(project.model);
+    await ctx.log(
+      `Compiling ${files.filter((f) => f.path.startsWith(prefix + MODEL_DIR)).length} model files`,
+    );
+    const result = await this.verdicts.of(build.accountId, build.deploymentId, commit, prefix);
+    if (result.reused) await ctx.log('The same model compiled before: its verdict is reused');
     await ctx.throwIfCancelled();
     await ctx.phase('publish');
     const errorText = result.valid
@@ -173,7 +161,7 @@ export class ModelBuilds {
       : result.errors.map((e) => (e.fileName ? `${e.fileName}: ${e.message}` : e.message)).join('\n');
     await this.repository.recordBuildOutcome(build.id, {
       commitSha: commit,
-      filesHash: project.filesHash,
+      filesHash: GitStore.filesHash(files),
       outcome: result.valid ? 'built' : 'failed',
       errorText,
     });

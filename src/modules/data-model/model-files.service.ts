@@ -6,7 +6,6 @@ import { coreError } from '../../core/http/api-error.js';
 import { Database } from '../../core/database/database.js';
 import { buildPage, resolvePaging, type Page } from '../../core/http/pagination.js';
 import { JobQueue } from '../../core/queue/job-queue.service.js';
-import { ModelCompiler } from './compiler/model-compiler.js';
 import { dataModelError } from './data-model.errors.js';
 import { DataModelRepository } from './data-model.repository.js';
 import type {
@@ -20,10 +19,11 @@ import type {
   ValidationResponseDto,
 } from './dto/data-model.dto.js';
 import type { TreeChanges, TreeFile } from './git/git-store.js';
-import { ModelBuilds, readProject } from './model-builds.js';
+import { ModelBuilds } from './model-builds.js';
 import { fileTree, normalisePath } from './model-paths.js';
 import { ModelRefs } from './model-refs.js';
 import { ModelRemotes } from './model-remotes.js';
+import { ModelVerdicts } from './model-verdicts.js';
 import { ModelWorkspace, type Branch, type BranchState, type ModelContext } from './model-workspace.js';
 
 const sha1 = (content: Buffer): string => createHash('sha1').update(content).digest('hex');
@@ -40,7 +40,7 @@ export class ModelFiles {
     private readonly ws: ModelWorkspace,
     private readonly refs: ModelRefs,
     private readonly repository: DataModelRepository,
-    private readonly compiler: ModelCompiler,
+    private readonly verdicts: ModelVerdicts,
     private readonly builds: ModelBuilds,
     private readonly remotes: ModelRemotes,
     private readonly jobs: JobQueue,
@@ -96,11 +96,15 @@ export class ModelFiles {
       files.map((f) => ({ path: f.path, size: f.content.length })),
       0,
     );
-    const branch = await this.writable(ctx, dto);
-    const oids = await this.ws.git.writeBlobs(
-      deploymentId,
-      files.map((f) => f.content),
-    );
+    // The blobs are stored while the branch is looked up: unreferenced objects change nothing
+    // when the branch then refuses the write.
+    const [branch, oids] = await Promise.all([
+      this.writable(ctx, dto),
+      this.ws.git.writeBlobs(
+        deploymentId,
+        files.map((f) => f.content),
+      ),
+    ]);
     await this.changePending(ctx, branch, (existing) => {
       const changes: TreeChanges = new Map(files.map((f, i) => [ctx.prefix + f.path, oids[i]]));
       const added = files.filter((f) => !existing.has(ctx.prefix + f.path)).length;
@@ -234,9 +238,7 @@ export class ModelFiles {
     const branch = query.devMode
       ? await this.ws.target(ctx, {})
       : await this.ws.branch(ctx, query.branchName ?? ctx.settings.deployBranchName);
-    const commit = this.readable(branch);
-    const model = commit ? (await readProject(this.ws.git, deploymentId, commit, ctx.prefix)).model : [];
-    const result = await this.compiler.compile(model);
+    const result = await this.verdicts.of(ctx.accountId, deploymentId, this.readable(branch), ctx.prefix);
     return {
       deploymentId,
       branchName: branch.name,
@@ -282,17 +284,17 @@ export class ModelFiles {
     plan: (existing: Map<string, string>) => TreeChanges,
   ): Promise<void> {
     const git = this.ws.git;
-    await this.refs.move(ctx.deploymentId, branch.name, 'pending', async (pending) => {
-      const head = await this.refs.head(ctx.deploymentId, branch.name);
-      const current = pending ?? head;
-      const existing = new Map(
-        current ? (await git.listFiles(ctx.deploymentId, current)).map((f) => [f.path, f.oid] as const) : [],
-      );
+    // A hot path (every save of an editor): the refs' read names their trees and parents, and the
+    // one listing of the tree serves both the plan and the tree write.
+    await this.refs.move(ctx.deploymentId, branch.name, 'pending', async (_pending, refs) => {
+      const current = refs.pending ?? refs.head;
+      const listing = current ? await git.listing(ctx.deploymentId, current.tree) : [];
+      const existing = new Map(listing.filter((e) => e.type === 'blob').map((e) => [e.path, e.oid] as const));
       const changes = plan(existing);
-      const baseTree = current ? await git.treeOf(ctx.deploymentId, current) : null;
-      const tree = await git.writeTree(ctx.deploymentId, baseTree, changes);
+      const baseTree = current?.tree ?? null;
+      const tree = await git.writeTree(ctx.deploymentId, baseTree, changes, listing);
       if (tree === baseTree) return null;
-      const base = pending ? await git.parentOf(ctx.deploymentId, pending) : head;
+      const base = refs.pending ? (refs.pending.parents[0] ?? null) : (refs.head?.commit ?? null);
       const next = await git.commit(
         ctx.deploymentId,
         tree,

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Database } from '../../core/database/database.js';
 import { dataModelError } from './data-model.errors.js';
 import { DataModelRepository } from './data-model.repository.js';
-import { branchRef, GitStore, pendingRef } from './git/git-store.js';
+import { branchRef, GitStore, pendingRef, type RefState } from './git/git-store.js';
 
 /** Which ref of a branch: its head (`refs/heads/<b>`) or its pending changes (`refs/pending/<b>`). */
 export type RefKind = 'head' | 'pending';
@@ -11,6 +11,12 @@ const refOf = (branch: string, kind: RefKind): string =>
   kind === 'head' ? branchRef(branch) : pendingRef(branch);
 
 const MAX_CAS_ATTEMPTS = 5;
+
+/** Both refs of a branch as they are now (null: absent). */
+export interface BranchRefs {
+  head: RefState | null;
+  pending: RefState | null;
+}
 
 /**
  * The one module that changes refs: creates, moves and deletes a branch's refs, each under the
@@ -32,7 +38,13 @@ export class ModelRefs {
     deploymentId: number,
     branch: string,
   ): Promise<{ head: string | null; pending: string | null }> {
-    const refs = await this.git.resolveAll(deploymentId, [branchRef(branch), pendingRef(branch)]);
+    const { head, pending } = await this.states(deploymentId, branch);
+    return { head: head?.commit ?? null, pending: pending?.commit ?? null };
+  }
+
+  /** The head and pending commits of a branch with their trees and parents, in one read. */
+  async states(deploymentId: number, branch: string): Promise<BranchRefs> {
+    const refs = await this.git.refStates(deploymentId, [branchRef(branch), pendingRef(branch)]);
     return { head: refs.get(branchRef(branch)) ?? null, pending: refs.get(pendingRef(branch)) ?? null };
   }
 
@@ -60,23 +72,25 @@ export class ModelRefs {
   }
 
   /**
-   * Moves a ref of a branch: `change` reads the current commit and answers the next one (null
-   * deletes the ref) with a result, or null to leave it. A lost compare-and-swap (a writer
-   * outside the API) runs `change` again on what won. Anything that must happen before the ref
-   * moves (a push) belongs in `change`, so its failure changes nothing.
+   * Moves a ref of a branch: `change` reads the current commit (and both refs of the branch, with
+   * their trees and parents) and answers the next one (null deletes the ref) with a result, or
+   * null to leave it. A lost compare-and-swap (a writer outside the API) runs `change` again on
+   * what won. Anything that must happen before the ref moves (a push) belongs in `change`, so its
+   * failure changes nothing.
    */
   async move<T>(
     deploymentId: number,
     branch: string,
     kind: RefKind,
-    change: (current: string | null) => Promise<{ next: string | null; result: T } | null>,
+    change: (current: string | null, refs: BranchRefs) => Promise<{ next: string | null; result: T } | null>,
   ): Promise<T | null> {
     const ref = refOf(branch, kind);
     return this.db.transaction(async () => {
       await this.repository.lockBranch(deploymentId, branch);
       for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
-        const current = await this.git.resolve(deploymentId, ref);
-        const decided = await change(current);
+        const refs = await this.states(deploymentId, branch);
+        const current = refs[kind]?.commit ?? null;
+        const decided = await change(current, refs);
         if (!decided) return null;
         if (decided.next === current) return decided.result;
         if (await this.git.updateRef(deploymentId, ref, decided.next, current)) return decided.result;

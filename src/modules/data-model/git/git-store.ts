@@ -9,6 +9,13 @@ import { branchNameProblem } from './branch-names.js';
 import { git, GitError, text, ZERO_OID } from './git.js';
 import { EMPTY_TREE, planTrees, TreePathConflict, type TreeChanges, type TreeEntry } from './tree-plan.js';
 
+/** What a ref points at: a commit, its tree and its parents. */
+export interface RefState {
+  commit: string;
+  tree: string;
+  parents: string[];
+}
+
 /** One file of a tree: its repository-relative path, blob id and size. */
 export interface TreeFile {
   path: string;
@@ -101,19 +108,28 @@ export class GitStore {
 
   /** The commits several refs point at (absent refs are left out), in one command. */
   async resolveAll(deploymentId: number, refs: string[]): Promise<Map<string, string>> {
+    const states = await this.refStates(deploymentId, refs);
+    return new Map([...states].map(([ref, state]) => [ref, state.commit]));
+  }
+
+  /**
+   * The commit of each ref with its tree and parents (absent refs are left out), in one command,
+   * so a writer needs no further command to learn them.
+   */
+  async refStates(deploymentId: number, refs: string[]): Promise<Map<string, RefState>> {
     for (const ref of refs) assertFullRef(ref);
     const r = await git(this.dir(deploymentId), [
       'for-each-ref',
-      '--format=%(objectname) %(refname)',
+      '--format=%(objectname)%00%(tree)%00%(parent)%00%(refname)',
       ...refs,
     ]);
     const wanted = new Set(refs);
-    const out = new Map<string, string>();
-    for (const line of text(r).split('\n')) {
-      const space = line.indexOf(' ');
+    const out = new Map<string, RefState>();
+    for (const line of r.stdout.toString('utf8').split('\n')) {
+      const [commit, tree, parents, name] = line.split('\0');
       // A pattern also matches refs below it (`refs/heads/a` matches `refs/heads/a/b`): keep exact names.
-      if (space > 0 && wanted.has(line.slice(space + 1)))
-        out.set(line.slice(space + 1), line.slice(0, space));
+      if (name === undefined || !wanted.has(name)) continue;
+      out.set(name, { commit, tree, parents: parents ? parents.split(' ') : [] });
     }
     return out;
   }
