@@ -8,8 +8,8 @@ import { SECCOMP_FD } from './protocol.js';
 import { seccompFilter } from './seccomp.js';
 
 /**
- * How a sandboxed child is started: `prlimit` (its rlimits) execs `bwrap` (the sandbox), which
- * execs Node on the child script. Everything here runs in the API or worker process, with trusted
+ * How a sandboxed child is started: `nice` (a lower priority) execs `prlimit` (its rlimits), which
+ * execs `bwrap` (the sandbox), which execs Node on the child script. Everything here runs in the API or worker process, with trusted
  * inputs. What differs between kinds of children (the script, the npm packages it loads, Node's
  * flags, the limits) comes in as arguments; the sandbox itself is the same for all.
  */
@@ -26,9 +26,16 @@ export const SANDBOX_NODE_MODULES = `${SANDBOX_DIR}/node_modules`;
 /** nobody: the code's user inside the sandbox (its own user namespace maps it to ours). */
 const SANDBOX_UID = 65534;
 const PROBE_TIMEOUT_MS = 20_000;
+/**
+ * The children's niceness: untrusted work runs on the CPU the service leaves, so requests keep
+ * their latency while compiles and Python runs are busy (a nice-10 thread weighs a tenth of a
+ * nice-0 one), yet a busy service does not starve them into their kill timers.
+ */
+const SANDBOX_NICENESS = 10;
 
 /** What every sandbox is made of, found once at start. */
 export interface SandboxLayout {
+  nice: string;
   bwrap: string;
   prlimit: string;
   /** This process's Node, bound at the same path. */
@@ -121,8 +128,10 @@ export async function resolveLayout(options: ToolPaths): Promise<SandboxLayout> 
   if (!bwrap) throw new SandboxSetupError('bubblewrap (bwrap, Debian package bubblewrap) is not installed');
   const prlimit = findSystemTool(options.prlimitPath);
   if (!prlimit) throw new SandboxSetupError('prlimit (Debian package util-linux) is not installed');
+  const nice = findSystemTool('nice');
+  if (!nice) throw new SandboxSetupError('nice (Debian package coreutils) is not installed');
   const node = fs.realpathSync(process.execPath);
-  return { bwrap, prlimit, node, libraries: await nodeLibraries(node), seccomp };
+  return { nice, bwrap, prlimit, node, libraries: await nodeLibraries(node), seccomp };
 }
 
 /**
@@ -231,13 +240,16 @@ function seccompFor(arch: string): Buffer {
 }
 
 /**
- * The command line of one child: `prlimit <limits> -- bwrap <sandbox> -- node <child>`.
+ * The command line of one child: `nice -n 10 prlimit <limits> -- bwrap <sandbox> -- node <child>`.
  *
  * The sandbox: every namespace new (no network but its own loopback, its own process tree, no
  * further user namespaces), the user nobody, no capabilities, an empty environment, a root that
  * is an empty read-only tmpfs holding only read-only binds of Node, its libraries and the kind's
- * `binds` (its child script, the channel, the npm packages it loads), no /proc, /dev or /tmp, its own session (no terminal
- * to inject into), killed with its parent, and the seccomp filter read from {@link SECCOMP_FD}.
+ * `binds` (its child script, the channel, the npm packages it loads), no /proc, /dev or /tmp,
+ * killed with its parent, and the seccomp filter read from {@link SECCOMP_FD} (which also refuses
+ * terminal input injection). It stays in the service's session: bubblewrap's `--new-session`
+ * would make it a scheduler autogroup of its own, as heavy as the whole service whatever its
+ * niceness.
  */
 export function childCommand(
   layout: SandboxLayout,
@@ -248,6 +260,9 @@ export function childCommand(
   const bind = (source: string, target: string): string[] => ['--ro-bind', source, target];
   const memoryBytes = Math.floor(limits.memoryMb * 1024 * 1024);
   const args = [
+    '-n',
+    String(SANDBOX_NICENESS),
+    layout.prlimit,
     `--data=${memoryBytes}`,
     // A crash writes no core file (a core pattern may hand it to a program on the host).
     '--core=0',
@@ -258,7 +273,6 @@ export function childCommand(
     '--unshare-user',
     '--disable-userns',
     '--die-with-parent',
-    '--new-session',
     '--clearenv',
     '--uid',
     String(SANDBOX_UID),
@@ -283,7 +297,7 @@ export function childCommand(
     layout.node,
     ...nodeArgs,
   ];
-  return { file: layout.prlimit, args };
+  return { file: layout.nice, args };
 }
 
 /**

@@ -9,7 +9,10 @@
  * vfork, clone without CLONE_THREAD; threads stay allowed), and with them a few kernel interfaces
  * untrusted code never needs (namespaces, mounts, ptrace, BPF, perf, userfaultfd, keyrings, io_uring).
  * `clone3` answers ENOSYS: its flags sit in memory a filter cannot read, and the C library then
- * falls back to `clone`, whose flags it can (Docker's default profile does the same). `execve`
+ * falls back to `clone`, whose flags it can (Docker's default profile does the same). The
+ * `ioctl`s that push input into a terminal (TIOCSTI) or drive the console (TIOCLINUX) are
+ * refused, as Flatpak's filter does: that is what lets the child stay in the service's session
+ * (bubblewrap's `--new-session` would make it a scheduler group of its own). `execve`
  * stays allowed, as bubblewrap starts the child with it after installing the filter; without
  * fork, an exec could only replace the child with the one program in the sandbox, Node.
  */
@@ -27,10 +30,17 @@ const EPERM = 1;
 const ENOSYS = 38;
 
 const CLONE_THREAD = 0x00010000;
-/** struct seccomp_data: nr at 0, arch at 4, args[0] at 16 (its low 32 bits on little-endian). */
+/** ioctl requests that inject terminal input or drive the console (asm-generic/ioctls.h). */
+const TIOCSTI = 0x5412;
+const TIOCLINUX = 0x541c;
+/**
+ * struct seccomp_data: nr at 0, arch at 4, args[0] at 16 and args[1] at 24 (their low 32 bits on
+ * little-endian; the kernel reads an ioctl request as 32 bits, so the high half cannot hide one).
+ */
 const OFFSET_NR = 0;
 const OFFSET_ARCH = 4;
 const OFFSET_ARG0_LOW = 16;
+const OFFSET_ARG1_LOW = 24;
 /** x86-64's x32 ABI: the same audit arch, syscall numbers with this bit set. */
 const X32_SYSCALL_BIT = 0x40000000;
 
@@ -38,6 +48,7 @@ interface SyscallTable {
   auditArch: number;
   clone: number;
   clone3: number;
+  ioctl: number;
   /** Refused with EPERM. */
   denied: number[];
   hasX32: boolean;
@@ -62,6 +73,7 @@ const TABLES: Record<string, SyscallTable> = {
     auditArch: 0xc000003e,
     clone: 56,
     clone3: 435,
+    ioctl: 16,
     hasX32: true,
     denied: [
       57, // fork
@@ -88,6 +100,7 @@ const TABLES: Record<string, SyscallTable> = {
     auditArch: 0xc00000b7,
     clone: 220,
     clone3: 435,
+    ioctl: 29,
     hasX32: false,
     denied: [
       // arm64 has no fork or vfork system calls: the C library uses clone.
@@ -129,7 +142,12 @@ export function seccompFilter(arch: string = process.arch): Buffer | null {
     ...table.denied.map((nr) => ({ op: 'jeq' as const, k: nr, onTrue: 'eperm' })),
     { op: 'jeq', k: table.clone3, onTrue: 'enosys' },
     { op: 'jeq', k: table.clone, onTrue: 'clone' },
+    { op: 'jeq', k: table.ioctl, onTrue: 'ioctl' },
     { op: 'return', value: SECCOMP_RET_ALLOW },
+    { op: 'label', name: 'ioctl' },
+    { op: 'load', offset: OFFSET_ARG1_LOW },
+    { op: 'jeq', k: TIOCSTI, onTrue: 'eperm' },
+    { op: 'jeq', k: TIOCLINUX, onTrue: 'eperm', onFalse: 'allow' },
     { op: 'label', name: 'clone' },
     { op: 'load', offset: OFFSET_ARG0_LOW },
     { op: 'jset', k: CLONE_THREAD, onTrue: 'allow', onFalse: 'eperm' },
