@@ -31,6 +31,8 @@
 //                       invocation, first, on a database, REPOS_DIR and queue prefix of its own;
 //                       the table then shows both builds side by side
 // --repeat              timed writes and commits (default 20)
+// --validate-gap        seconds of pause before each changed-tree validate (default 8), as a person
+//                       edits between validates: a warm compile child replaces the used one meanwhile
 // --validate-repeat     timed validates of each kind (default 5; every changed-tree validate, and
 //                       in a build without a verdict cache every validate, compiles the model)
 // --upload-repeat       timed uploads of each kind, sequential and concurrent (default 3)
@@ -100,6 +102,7 @@ const { values: args } = parseArgs({
     before: { type: 'string' },
     repeat: { type: 'string', default: '20' },
     'validate-repeat': { type: 'string', default: '5' },
+    'validate-gap': { type: 'string', default: '8' },
     'upload-repeat': { type: 'string', default: '3' },
     'upload-files': { type: 'string', default: '500' },
     'upload-concurrency': { type: 'string', default: '8' },
@@ -109,6 +112,7 @@ const { values: args } = parseArgs({
 });
 const REPEAT = positiveInt(args, 'repeat');
 const VALIDATE_REPEAT = positiveInt(args, 'validate-repeat');
+const VALIDATE_GAP_S = Number(args['validate-gap']);
 const UPLOAD_REPEAT = positiveInt(args, 'upload-repeat');
 const UPLOAD_FILES = positiveInt(args, 'upload-files');
 const UPLOAD_CONCURRENCY = positiveInt(args, 'upload-concurrency');
@@ -347,6 +351,9 @@ async function benchBuild({ label, source }) {
     };
     for (let i = 0; i < VALIDATE_REPEAT; i++) {
       await change();
+      // As a person edits between validates: the compile child used by the last validate is
+      // replaced by a warm one meanwhile (MODEL_COMPILE_POOL_SIZE), as the target's "warm" asks.
+      await new Promise((resolve) => setTimeout(resolve, VALIDATE_GAP_S * 1000));
       const c = await timedValidate();
       const u = await timedValidate();
       changed.push(c.ms);

@@ -235,31 +235,145 @@ function loadCompiler(): { cube: SchemaCompiler; compilerRequire: NodeJS.Require
     signal: null,
   });
   Object.assign(childProcess, { spawnSync: noSpawn });
-  // The compiler would start (CPUs - 1) transpiler threads, each with a heap of the same cap. One
-  // bounds the memory: on 2 cores a 50-cube model took as long with 1, 2 or 3 (bench/compile.mjs),
-  // and each thread more cost ~70 MB.
-  process.env.CUBEJS_TRANSPILATION_WORKER_THREADS_COUNT = '1';
+  process.env.CUBEJS_TRANSPILATION_WORKER_THREADS_COUNT = String(TRANSPILER_THREADS);
   // Found from here, as the sandbox binds it: /sandbox/node_modules/@cubejs-backend/schema-compiler.
   const entry = createRequire(import.meta.url).resolve('@cubejs-backend/schema-compiler');
-  return {
-    cube: createRequire(import.meta.url)(entry) as SchemaCompiler,
-    compilerRequire: createRequire(entry),
+  const compilerRequire = createRequire(entry);
+  keepTranspilerThreads(compilerRequire);
+  return { cube: createRequire(import.meta.url)(entry) as SchemaCompiler, compilerRequire };
+}
+
+/**
+ * Transpiler threads (YAML and JS to the compiler's JS, in `workerpool` threads) for the child's
+ * compiles, from `--transpiler-threads=<n>` (ModelCompiler gives 2 from a 512 MB cap up, else 1):
+ * on 2 cores a 50-cube model compiled in about 1.0 s with two warm threads against 1.5 s with
+ * one, and each thread's heap costs about 70 MB.
+ */
+const TRANSPILER_THREADS = Math.max(
+  1,
+  Number(
+    /^--transpiler-threads=(\d+)$/.exec(
+      process.argv.find((a) => a.startsWith('--transpiler-threads=')) ?? '',
+    )?.[1] ?? 1,
+  ),
+);
+
+interface WorkerPool {
+  terminate(): Promise<unknown>;
+}
+
+/**
+ * The compiler makes a pool of transpiler threads for each compile and ends it after, so every
+ * compile would pay for starting threads and loading Babel and its parsers in them (a third of a
+ * 50-cube compile). This child compiles twice (the warm-up, then the job), so it keeps one pool,
+ * started with its threads at once, and warmed by the warm-up compile.
+ */
+function keepTranspilerThreads(compilerRequire: NodeJS.Require): void {
+  const workerpool = compilerRequire('workerpool') as {
+    pool: (script: string, options?: Record<string, unknown>) => WorkerPool;
+  };
+  const make = workerpool.pool.bind(workerpool);
+  let kept: WorkerPool | null = null;
+  workerpool.pool = (script, options) => {
+    if (!kept) {
+      kept = make(script, { ...options, minWorkers: TRANSPILER_THREADS, maxWorkers: TRANSPILER_THREADS });
+      // The threads end with this process, once it has answered.
+      kept.terminate = () => Promise.resolve();
+    }
+    return kept;
   };
 }
 
-/** Compiled at warm-up: loads what a compile loads lazily (parsers, transpiler thread), off the job's time. */
-const WARM_UP: ChildFile[] = [
-  {
-    fileName: 'cubes/warm_up.yml',
-    content:
-      'cubes:\n  - name: warm_up\n    sql_table: t\n    measures:\n      - name: count\n        type: count\n' +
-      '    dimensions:\n      - name: id\n        sql: id\n        type: number\n        primary_key: true\n',
+/**
+ * Compiled (twice) at warm-up, before the child says it is ready: it loads what a compile loads
+ * lazily (parsers, transpiler threads) and gives V8 the compiler's hot code to optimise, off the
+ * job's time. Shaped like a real model, YAML and JS: members of each kind, templated SQL, joins,
+ * segments, a pre-aggregation and views over join paths.
+ */
+function warmUpModel(): ChildFile[] {
+  const CUBES = 30;
+  const yamlCube = (i: number): string =>
+    `cubes:
+  - name: warm_${i}
+    sql_table: warm.table_${i}
+    description: Warm-up cube ${i}
+${i > 0 ? `    joins:\n      - name: warm_${i - 1}\n        sql: "{CUBE}.parent_id = {warm_${i - 1}}.id"\n        relationship: many_to_one\n` : ''}    dimensions:
+      - name: id
+        sql: id
+        type: number
+        primary_key: true
+      - name: status
+        sql: "{CUBE}.status"
+        type: string
+      - name: region
+        sql: "UPPER({CUBE}.region)"
+        type: string
+        title: Region
+      - name: amount_band
+        sql: "CASE WHEN {CUBE}.amount > 100 THEN 'high' ELSE 'low' END"
+        type: string
+      - name: created_at
+        sql: created_at
+        type: time
+    measures:
+      - name: count
+        type: count
+      - name: total
+        sql: amount
+        type: sum
+        format: currency
+      - name: average
+        sql: amount
+        type: avg
+      - name: buyers
+        sql: buyer_id
+        type: count_distinct
+      - name: paid
+        sql: amount
+        type: sum
+        filters:
+          - sql: "{CUBE}.status = 'paid'"
+    segments:
+      - name: recent
+        sql: "{CUBE}.created_at > now() - interval '7 days'"
+    pre_aggregations:
+      - name: daily
+        measures: [count, total]
+        dimensions: [status]
+        time_dimension: created_at
+        granularity: day
+`;
+  const jsCube = (i: number): string =>
+    `cube(\`warm_js_${i}\`, {
+  sql: \`SELECT * FROM warm.js_${i} WHERE \${FILTER_PARAMS.warm_js_${i}.created_at.filter('created_at')}\`,
+  joins: { warm_${i}: { relationship: 'many_to_one', sql: \`\${CUBE}.warm_id = \${warm_${i}.id}\` } },
+  measures: { count: { type: 'count' }, total: { sql: \`\${CUBE}.amount\`, type: 'sum' } },
+  dimensions: {
+    id: { sql: 'id', type: 'number', primaryKey: true },
+    label: { sql: \`\${CUBE}.label\`, type: 'string' },
+    created_at: { sql: 'created_at', type: 'time' },
   },
-  {
-    fileName: 'views/warm_up_view.js',
-    content: "view('warm_up_view', { cubes: [{ join_path: warm_up, includes: '*' }] });\n",
-  },
-];
+});
+`;
+  const view = (v: number): string =>
+    `views:
+  - name: warm_view_${v}
+    cubes:
+      - join_path: warm_${v * 10 + 1}
+        includes: [count, total, status, created_at]
+      - join_path: warm_${v * 10 + 1}.warm_${v * 10}
+        prefix: true
+        includes: [count, region]
+`;
+  return [
+    ...Array.from({ length: CUBES }, (_, i) => ({ fileName: `cubes/warm_${i}.yml`, content: yamlCube(i) })),
+    ...Array.from({ length: 4 }, (_, i) => ({ fileName: `cubes/warm_js_${i}.js`, content: jsCube(i) })),
+    ...Array.from({ length: 3 }, (_, v) => ({ fileName: `views/warm_view_${v}.yml`, content: view(v) })),
+  ];
+}
+
+/** Warm-up compiles: the second runs on optimised code, which the job then finds. */
+const WARM_UP_ROUNDS = 2;
 
 async function main(): Promise<void> {
   let loaded: ReturnType<typeof loadCompiler>;
@@ -271,10 +385,13 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const { cube, compilerRequire } = loaded;
-  const warm = await compile(WARM_UP, cube, compilerRequire, false);
-  if (warm.errors.length > 0) {
-    process.stderr.write(`the warm-up model does not compile: ${warm.errors[0].message}\n`);
-    process.exit(1);
+  const model = warmUpModel();
+  for (let round = 0; round < WARM_UP_ROUNDS; round++) {
+    const warm = await compile(model, cube, compilerRequire, false);
+    if (warm.errors.length > 0) {
+      process.stderr.write(`the warm-up model does not compile: ${warm.errors[0].message}\n`);
+      process.exit(1);
+    }
   }
   channel.ready();
   const input = JSON.parse((await channel.job()).body.toString('utf8')) as ChildInput;

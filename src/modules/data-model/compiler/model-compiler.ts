@@ -148,6 +148,8 @@ export class ModelCompiler implements OnApplicationBootstrap, OnApplicationShutd
           // The permission model's warnings would fill the stderr we keep.
           '--no-warnings',
           sandboxAppPath(CHILD),
+          // Each transpiler thread has a heap of its own: two fit from 512 MB up, one below.
+          `--transpiler-threads=${compileMemoryMb >= 512 ? 2 : 1}`,
         ],
       }),
       poolSize: this.warm ? compilePoolSize : 0,
