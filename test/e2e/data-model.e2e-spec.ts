@@ -304,6 +304,18 @@ describe('data model on git', () => {
       expect(filePaths(await list(id))).not.toContain('/ok.yml');
     });
 
+    it('refuses a file where a directory is, and a directory where a file is, changing nothing', async () => {
+      const before = fileContents(await list(id));
+      // The starter project has model/cubes/orders.yml: `model` is a directory, the cube a file.
+      expectErrorShape((await put(id, [{ path: 'model', content: 'a file' }])).body, 400, 'file_exists');
+      expectErrorShape(
+        (await put(id, [{ path: 'model/cubes/orders.yml/inner.yml', content: 'x' }])).body,
+        400,
+        'file_exists',
+      );
+      expect(fileContents(await list(id))).toEqual(before);
+    });
+
     it('refuses a path listed twice, a file over the size limit and unknown fields', async () => {
       expectErrorShape(
         (

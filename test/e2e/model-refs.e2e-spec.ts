@@ -554,4 +554,83 @@ describe('branch names and refs', () => {
       expect(gitIn(id, 'for-each-ref', 'refs/pending/')).toBe('');
     });
   });
+
+  /**
+   * A file write starts from the refs this process last knew (one git command less); another
+   * process (a replica, a worker) may have moved them since. The move verifies both refs of the
+   * branch, and a decision made on refs it did not verify is made again on fresh ones.
+   */
+  describe('writes after another process moved the refs', () => {
+    /** A pending commit made outside the API: `file` added over what the pending ref holds. */
+    const pendingFromOutside = (id: number, dev: string, file: string) => {
+      const parent = gitIn(id, 'rev-parse', `refs/pending/${dev}`);
+      const blob = execFileSync('git', [`--git-dir=${repoDir(id)}`, 'hash-object', '-w', '--stdin'], {
+        input: 'outside: true\n',
+        encoding: 'utf8',
+      }).trim();
+      const index = path.join(tmp, `index-${Math.random().toString(36).slice(2)}`);
+      const env = { ...process.env, GIT_INDEX_FILE: index };
+      const inIndex = (...args: string[]) =>
+        execFileSync('git', [`--git-dir=${repoDir(id)}`, ...args], { encoding: 'utf8', env }).trim();
+      inIndex('read-tree', `${parent}^{tree}`);
+      inIndex('update-index', '--add', '--cacheinfo', `100644,${blob},${file}`);
+      const tree = inIndex('write-tree');
+      const base = gitIn(id, 'rev-parse', `${parent}^1`);
+      const next = execFileSync(
+        'git',
+        [`--git-dir=${repoDir(id)}`, 'commit-tree', tree, '-p', base, '-m', 'outside'],
+        {
+          encoding: 'utf8',
+          env: {
+            ...env,
+            GIT_AUTHOR_NAME: 'o',
+            GIT_AUTHOR_EMAIL: 'o@x',
+            GIT_COMMITTER_NAME: 'o',
+            GIT_COMMITTER_EMAIL: 'o@x',
+          },
+        },
+      ).trim();
+      gitIn(id, 'update-ref', `refs/pending/${dev}`, next, parent);
+      fs.rmSync(index, { force: true });
+    };
+
+    it('keeps the other process’s change: the write lands on top of it', async () => {
+      const id = await createDeployment();
+      const dev = await devMode(id, victim);
+      expect((await put(id, victim, [{ path: 'model/cubes/a.yml', content: 'a: 1\n' }])).status).toBe(200);
+      pendingFromOutside(id, dev, 'model/cubes/outside.yml');
+      expect((await put(id, victim, [{ path: 'model/cubes/b.yml', content: 'b: 1\n' }])).status).toBe(200);
+      const files = gitIn(id, 'ls-tree', '-r', '--name-only', `refs/pending/${dev}`).split('\n');
+      expect(files).toEqual(
+        expect.arrayContaining(['model/cubes/a.yml', 'model/cubes/outside.yml', 'model/cubes/b.yml']),
+      );
+    });
+
+    it('removes a file only the other process’s change holds (the refusal is decided on fresh refs)', async () => {
+      const id = await createDeployment();
+      const dev = await devMode(id, victim);
+      expect((await put(id, victim, [{ path: 'model/cubes/a.yml', content: 'a: 1\n' }])).status).toBe(200);
+      pendingFromOutside(id, dev, 'model/cubes/outside.yml');
+      const removed = await t
+        .http()
+        .delete(`${base(id)}/data-model/files`)
+        .set(bearer(victim.token))
+        .send({ files: [{ path: '/model/cubes/outside.yml' }] });
+      expect(removed.status).toBe(200);
+      const files = gitIn(id, 'ls-tree', '-r', '--name-only', `refs/pending/${dev}`).split('\n');
+      expect(files).toContain('model/cubes/a.yml');
+      expect(files).not.toContain('model/cubes/outside.yml');
+    });
+
+    it('answers 404 for a branch deleted meanwhile, and leaves no pending changes behind', async () => {
+      const id = await createDeployment();
+      const dev = await devMode(id, victim);
+      expect((await put(id, victim, [{ path: 'model/cubes/a.yml', content: 'a: 1\n' }])).status).toBe(200);
+      gitIn(id, 'update-ref', '-d', `refs/pending/${dev}`);
+      gitIn(id, 'update-ref', '-d', `refs/heads/${dev}`);
+      const res = await put(id, victim, [{ path: 'model/cubes/b.yml', content: 'b: 1\n' }]);
+      expectErrorShape(res.body, 404, 'branch_not_found');
+      expect(refsOf(id)).not.toContain(dev);
+    });
+  });
 });

@@ -19,10 +19,20 @@ describe('refs move in one place', () => {
   });
 
   it('runs update-ref only inside GitStore.updateRef', () => {
-    const callers = sources('src')
+    // The command is the repository's kept `update-ref --stdin` (git-sessions.ts)...
+    const commands = sources('src')
       .filter(([, text]) => /['"]update-ref['"]/.test(text))
       .map(([file]) => file);
-    expect(callers).toEqual(['src/modules/data-model/git/git-store.ts']);
+    expect(commands).toEqual(['src/modules/data-model/git/git-sessions.ts']);
+    // ...and GitStore.updateRef is the one place that sends it a request.
+    const store = fs.readFileSync('src/modules/data-model/git/git-store.ts', 'utf8');
+    const requests = [...store.matchAll(/sessions\.request\(\s*this\.dir\(deploymentId\),\s*'refs'/g)];
+    expect(requests).toHaveLength(1);
+    const updateRef = store.slice(
+      store.indexOf('  async updateRef('),
+      store.indexOf('\n  }\n', store.indexOf('  async updateRef(')),
+    );
+    expect(updateRef).toMatch(/sessions\.request\(\s*this\.dir\(deploymentId\),\s*'refs'/);
   });
 });
 

@@ -67,20 +67,33 @@ describe('tree plans against git’s index', () => {
           const start = initial;
           fc.pre(consistent(start.map(([p]) => p)));
           const base = byIndex(null, new Map(start.map(([p, b]) => [p, blobs[b]])));
-          const kept = new Set(start.map(([p]) => p));
+          const present = new Set(start.map(([p]) => p));
           const changes: TreeChanges = new Map(
             edits.map(([p, b]) => [p, b === null ? null : blobs[b]] as [string, string | null]),
           );
-          const after = [...kept].filter((p) => changes.get(p) !== null);
-          for (const [p, oid] of changes) if (oid !== null && !kept.has(p)) after.push(p);
+          const after = [...present].filter((p) => changes.get(p) !== null);
+          for (const [p, oid] of changes) if (oid !== null && !present.has(p)) after.push(p);
           if (!consistent(after)) {
             await expect(store.writeTree(1, base, changes)).rejects.toMatchObject({ code: 'file_exists' });
             return;
           }
-          expect(await store.writeTree(1, base, changes)).toBe(byIndex(base, changes));
+          const tree = await store.writeTree(1, base, changes);
+          expect(tree).toBe(byIndex(base, changes));
+          // The listing kept for the new tree (next writes start from it) is git's own.
+          const kept = await store.listing(1, tree);
+          const actual = gitIn(['ls-tree', '-r', '-t', '-z', tree])
+            .split('\0')
+            .filter(Boolean)
+            .map((line) => {
+              const [meta, p] = line.split('\t');
+              const [mode, type, oid] = meta.split(' ');
+              return { mode, type, oid, path: p };
+            });
+          const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : 1);
+          expect([...kept].sort(byPath)).toEqual(actual.sort(byPath));
         },
       ),
-      { numRuns: 60 },
+      { numRuns: Number(process.env.TREE_PLAN_RUNS ?? 150) },
     );
   });
 

@@ -228,7 +228,10 @@ export const ERROR_CODES = {
     meaning: 'A file path is empty, escapes the project (`..`, `.git`), or holds forbidden characters.',
   },
   file_not_found: { status: 400, meaning: 'A file to delete or rename does not exist on the branch.' },
-  file_exists: { status: 400, meaning: 'A rename target exists already.' },
+  file_exists: {
+    status: 400,
+    meaning: 'A rename target exists already, or a file would be where a directory is (or the reverse).',
+  },
   file_too_large: { status: 400, meaning: 'A file is larger than `MODEL_MAX_FILE_BYTES`.' },
   too_many_files: { status: 400, meaning: 'The branch would hold more than `MODEL_MAX_FILES` files.' },
   nothing_to_merge: { status: 400, meaning: 'The branch has no parent branch to merge into.' },

@@ -107,7 +107,7 @@ export class DataModelController {
       'are refused); `POST /commit` records them. Paths may start with a slash or not.',
   })
   @ApiOkResponse({ type: WriteResponseDto })
-  @ApiErrors(...WRITE_ERRORS, 'file_too_large', 'too_many_files')
+  @ApiErrors(...WRITE_ERRORS, 'file_too_large', 'too_many_files', 'file_exists')
   async updateFiles(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') id: number,
@@ -277,6 +277,7 @@ export class DataModelController {
     'upload_hash_mismatch',
     'invalid_path',
     'too_many_files',
+    'file_exists',
     'remote_failed',
     'queue_unavailable',
     'invalid_branch_name',

@@ -4,6 +4,7 @@ import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { coreError } from '../../core/http/api-error.js';
 import { Database } from '../../core/database/database.js';
+import { notFound } from '../../core/http/not-found.js';
 import { buildPage, resolvePaging, type Page } from '../../core/http/pagination.js';
 import { JobQueue } from '../../core/queue/job-queue.service.js';
 import { dataModelError } from './data-model.errors.js';
@@ -256,7 +257,8 @@ export class ModelFiles {
     ctx: ModelContext,
     ref: { branchName?: string | null; branchId?: number | null },
   ): Promise<Branch & BranchState> {
-    const branch = await this.ws.target(ctx, ref);
+    // The refs this process last knew will do: the write verifies them when it moves the ref.
+    const branch = await this.ws.target(ctx, ref, 'active', true);
     if (!branch.isOwnDev) {
       throw dataModelError(
         'branch_not_writable',
@@ -280,29 +282,41 @@ export class ModelFiles {
    */
   private async changePending(
     ctx: ModelContext,
-    branch: Branch,
+    branch: Branch & BranchState,
     plan: (existing: Map<string, string>) => TreeChanges,
   ): Promise<void> {
     const git = this.ws.git;
-    // A hot path (every save of an editor): the refs' read names their trees and parents, and the
-    // one listing of the tree serves both the plan and the tree write.
-    await this.refs.move(ctx.deploymentId, branch.name, 'pending', async (_pending, refs) => {
-      const current = refs.pending ?? refs.head;
-      const listing = current ? await git.listing(ctx.deploymentId, current.tree) : [];
-      const existing = new Map(listing.filter((e) => e.type === 'blob').map((e) => [e.path, e.oid] as const));
-      const changes = plan(existing);
-      const baseTree = current?.tree ?? null;
-      const tree = await git.writeTree(ctx.deploymentId, baseTree, changes, listing);
-      if (tree === baseTree) return null;
-      const base = refs.pending ? (refs.pending.parents[0] ?? null) : (refs.head?.commit ?? null);
-      const next = await git.commit(
-        ctx.deploymentId,
-        tree,
-        base ? [base] : [],
-        'Pending changes',
-        this.ws.author(ctx),
-      );
-      return { next, result: next };
-    });
+    // A hot path (every save of an editor): it starts from the refs the branch lookup had (with
+    // their trees and parents; verified by the move), and one listing of the tree serves the plan
+    // and the tree write.
+    await this.refs.move(
+      ctx.deploymentId,
+      branch.name,
+      'pending',
+      async (_pending, refs) => {
+        // Deleted meanwhile: no pending changes for a branch that is gone.
+        if (!refs.head) throw notFound('Branch', branch.name);
+        const current = refs.pending ?? refs.head;
+        const listing = current ? await git.listing(ctx.deploymentId, current.tree) : [];
+        const existing = new Map(
+          listing.filter((e) => e.type === 'blob').map((e) => [e.path, e.oid] as const),
+        );
+        const changes = plan(existing);
+        const baseTree = current?.tree ?? null;
+        const tree = await git.writeTree(ctx.deploymentId, baseTree, changes, listing);
+        if (tree === baseTree) return null;
+        const base = refs.pending ? (refs.pending.parents[0] ?? null) : (refs.head?.commit ?? null);
+        const parents = base ? [base] : [];
+        const next = await git.commit(
+          ctx.deploymentId,
+          tree,
+          parents,
+          'Pending changes',
+          this.ws.author(ctx),
+        );
+        return { next, result: next, state: { commit: next, tree, parents } };
+      },
+      branch.refs,
+    );
   }
 }

@@ -11,7 +11,7 @@ import { DataModelRepository, type BranchRow } from './data-model.repository.js'
 import { GitError } from './git/git.js';
 import { GitStore, type CommitAuthor, type TreeChanges } from './git/git-store.js';
 import { rootPrefix } from './model-paths.js';
-import { ModelRefs } from './model-refs.js';
+import { ModelRefs, type BranchRefs } from './model-refs.js';
 import { STARTER_FILES } from './starter-project.js';
 
 /** A deployment's model as one request sees it: who asks, where its files live. */
@@ -35,6 +35,8 @@ export interface Branch extends BranchRow {
 export interface BranchState {
   head: string | null;
   pending: string | null;
+  /** Both refs as read, with their trees and parents: a write's first attempt starts from them. */
+  refs: BranchRefs;
 }
 
 /**
@@ -124,12 +126,18 @@ export class ModelWorkspace {
 
   // --- Branches -------------------------------------------------------------------------------------
 
-  /** A branch by name, or 404 `branch_not_found`. The ref decides: a row alone is not a branch. */
-  async branch(ctx: ModelContext, name: string): Promise<Branch & BranchState> {
-    const [row, { head, pending }] = await Promise.all([
+  /**
+   * A branch by name, or 404 `branch_not_found`. The ref decides: a row alone is not a branch.
+   * `lastKnown`: the refs as this process last read or moved them will do, if it has them (a
+   * write, which verifies them when it moves the ref).
+   */
+  async branch(ctx: ModelContext, name: string, lastKnown = false): Promise<Branch & BranchState> {
+    const known = lastKnown ? this.refs.lastKnown(ctx.deploymentId, name) : undefined;
+    const [row, refs] = await Promise.all([
       this.repository.branch(ctx.deploymentId, name),
-      this.refs.state(ctx.deploymentId, name),
+      known ?? this.refs.states(ctx.deploymentId, name),
     ]);
+    const head = refs.head?.commit ?? null;
     if (!head && !(row && name === ctx.settings.deployBranchName)) throw notFound('Branch', name);
     const base: BranchRow = row ?? {
       // A ref made outside the API (pushed by hand): a shared branch without a parent.
@@ -140,7 +148,7 @@ export class ModelWorkspace {
       ownerUserId: null,
       stagingEnabled: false,
     };
-    return { ...this.describe(ctx, base), head, pending };
+    return { ...this.describe(ctx, base), head, pending: refs.pending?.commit ?? null, refs };
   }
 
   /** A branch by its row id, or 404. */
@@ -163,12 +171,14 @@ export class ModelWorkspace {
     ctx: ModelContext,
     ref: { branchName?: string | null; branchId?: number | null },
     fallback: 'active' | 'active-or-deploy' = 'active',
+    lastKnown = false,
   ): Promise<Branch & BranchState> {
     // A name from a request: its DTO checked it (`BranchNameField`).
-    if (ref.branchName !== undefined && ref.branchName !== null) return this.branch(ctx, ref.branchName);
+    if (ref.branchName !== undefined && ref.branchName !== null)
+      return this.branch(ctx, ref.branchName, lastKnown);
     if (ref.branchId !== undefined && ref.branchId !== null) return this.branchById(ctx, ref.branchId);
     const active = await this.repository.activeBranch(ctx.deploymentId, ctx.actor.userId);
-    if (active) return this.branch(ctx, active);
+    if (active) return this.branch(ctx, active, lastKnown);
     if (fallback === 'active-or-deploy') return this.branch(ctx, ctx.settings.deployBranchName);
     throw dataModelError(
       'not_in_dev_mode',

@@ -2,11 +2,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../../../core/config/app-config.js';
 import { dataModelError } from '../data-model.errors.js';
 import { branchNameProblem } from './branch-names.js';
 import { git, GitError, text, ZERO_OID } from './git.js';
+import { GitSessions } from './git-sessions.js';
 import { EMPTY_TREE, planTrees, TreePathConflict, type TreeChanges, type TreeEntry } from './tree-plan.js';
 
 /** What a ref points at: a commit, its tree and its parents. */
@@ -51,11 +52,19 @@ export const pendingRef = (name: string): string => `refs/pending/${name}`;
  * directory) never lose each other's change: the loser sees {@link updateRef} answer false.
  */
 @Injectable()
-export class GitStore {
+export class GitStore implements OnApplicationShutdown {
   private readonly root: string;
+  private readonly sessions = new GitSessions();
+  /** Tree listings by `<deployment>:<tree id>` (see {@link listing}). */
+  private readonly listings = new Map<string, TreeEntry[]>();
+  private listedEntries = 0;
 
   constructor(config: AppConfig) {
     this.root = config.dataModel.reposDir;
+  }
+
+  onApplicationShutdown(): void {
+    this.sessions.closeAll();
   }
 
   dir(deploymentId: number): string {
@@ -94,6 +103,7 @@ export class GitStore {
 
   /** Deletes the deployment's repository (its deployment is gone). */
   async destroy(deploymentId: number): Promise<void> {
+    this.sessions.forget(this.dir(deploymentId));
     await fs.rm(this.dir(deploymentId), { recursive: true, force: true });
   }
 
@@ -219,13 +229,6 @@ export class GitStore {
    */
   async writeBlobs(deploymentId: number, contents: Buffer[]): Promise<string[]> {
     if (contents.length === 0) return [];
-    if (contents.length === 1) {
-      // One blob (a file write, an upload part): straight from standard input.
-      const r = await git(this.dir(deploymentId), ['hash-object', '-w', '--no-filters', '--stdin'], {
-        input: contents[0],
-      });
-      return [text(r)];
-    }
     const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'blobs-'));
     try {
       const paths = await Promise.all(
@@ -235,18 +238,51 @@ export class GitStore {
           return p;
         }),
       );
-      const r = await git(this.dir(deploymentId), ['hash-object', '-w', '--no-filters', '--stdin-paths'], {
-        input: paths.join('\n') + '\n',
-      });
-      return text(r).split('\n');
+      // The repository's kept `hash-object --stdin-paths` (a file write, an upload part, a commit).
+      return await this.sessions.request(
+        this.dir(deploymentId),
+        'blobs',
+        paths.join('\n') + '\n',
+        paths.length,
+      );
     } finally {
       await fs.rm(scratch, { recursive: true, force: true });
     }
   }
 
-  /** Every entry of a tree-ish, recursively, directories included (`ls-tree -r -t`). */
+  /**
+   * Every entry of a tree (or a commit's tree), recursively, directories included
+   * (`ls-tree -r -t`). An object never changes, so its listing is kept (bounded; a tree this
+   * process wrote is kept as planned): the next write of a branch starts from the tree the last
+   * one made, without a command.
+   */
   async listing(deploymentId: number, treeish: string): Promise<TreeEntry[]> {
     assertOid(treeish);
+    const key = `${deploymentId}:${treeish}`;
+    const known = this.listings.get(key);
+    if (known) return known;
+    const entries = await this.readListing(deploymentId, treeish);
+    this.remember(key, entries);
+    return entries;
+  }
+
+  private remember(key: string, entries: TreeEntry[]): void {
+    const old = this.listings.get(key);
+    if (old) {
+      this.listings.delete(key);
+      this.listedEntries -= old.length;
+    }
+    this.listings.set(key, entries);
+    this.listedEntries += entries.length;
+    // A Map iterates in insertion order: the first listings are the least recently stored.
+    for (const [oldest, dropped] of this.listings) {
+      if (this.listedEntries <= MAX_LISTED_ENTRIES) break;
+      this.listings.delete(oldest);
+      this.listedEntries -= dropped.length;
+    }
+  }
+
+  private async readListing(deploymentId: number, treeish: string): Promise<TreeEntry[]> {
     const r = await git(this.dir(deploymentId), ['ls-tree', '-r', '-t', '-z', '--full-tree', treeish]);
     const entries: TreeEntry[] = [];
     for (const entry of r.stdout.toString('utf8').split('\0')) {
@@ -284,9 +320,7 @@ export class GitStore {
     const input = plan.trees
       .map((t) => t.entries.map((e) => `${e.mode} ${e.type} ${e.oid}\t${e.name}\0`).join('') + '\0')
       .join('');
-    const written = text(await git(this.dir(deploymentId), ['mktree', '--batch', '-z'], { input })).split(
-      '\n',
-    );
+    const written = await this.sessions.request(this.dir(deploymentId), 'trees', input, plan.trees.length);
     // git computed each id itself: a difference would mean a parent names a tree that was not written.
     if (written.length !== plan.trees.length || written.some((oid, i) => oid !== plan.trees[i].oid)) {
       throw new GitError(
@@ -295,6 +329,7 @@ export class GitStore {
         `mktree wrote ${written.join(', ')} where ${plan.trees.map((t) => t.oid).join(', ')} was planned`,
       );
     }
+    this.remember(`${deploymentId}:${plan.root}`, plan.listing());
     return plan.root;
   }
 
@@ -315,20 +350,31 @@ export class GitStore {
   }
 
   /**
-   * Moves `ref` from `expected` (null: it must not exist) to `next` (null: delete it), atomically.
-   * False when the ref was not at `expected`: another writer got there first.
+   * Moves `ref` from `expected` (null: it must not exist) to `next` (null: delete it), atomically,
+   * and only if each ref of `unchanged` is still at its commit (null: absent). False when a ref
+   * was not where expected: another writer got there first.
    */
   async updateRef(
     deploymentId: number,
     ref: string,
     next: string | null,
     expected: string | null,
+    unchanged: Array<{ ref: string; at: string | null }> = [],
   ): Promise<boolean> {
-    const args = next
-      ? ['update-ref', ref, next, expected ?? ZERO_OID]
-      : ['update-ref', '-d', ref, ...(expected ? [expected] : [])];
+    for (const r of [ref, ...unchanged.map((u) => u.ref)]) assertFullRef(r);
+    const change = next
+      ? `update ${ref} ${next} ${expected ?? ZERO_OID}`
+      : `delete ${ref}${expected ? ` ${expected}` : ''}`;
+    const checks = unchanged.map((u) => `verify ${u.ref} ${u.at ?? ZERO_OID}\n`).join('');
     try {
-      await git(this.dir(deploymentId), args);
+      // One transaction on the repository's kept `update-ref --stdin`: start, prepare and commit
+      // each answer a line. A refused change ends that command, with its exit code.
+      await this.sessions.request(
+        this.dir(deploymentId),
+        'refs',
+        `start\n${checks}${change}\nprepare\ncommit\n`,
+        3,
+      );
       return true;
     } catch (err) {
       if (err instanceof GitError && err.code !== null) return false;
@@ -431,6 +477,9 @@ export class GitStore {
     return h.digest('hex');
   }
 }
+
+/** The most tree entries the listings kept in memory hold together (about 100 bytes each). */
+const MAX_LISTED_ENTRIES = 200_000;
 
 /** Refs are named in full (`refs/heads/<b>`), never left for git to complete. */
 function assertFullRef(ref: string): void {

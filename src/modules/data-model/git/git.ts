@@ -56,6 +56,9 @@ function baseEnv(extra: Record<string, string> | undefined): Record<string, stri
   };
 }
 
+/** The environment of a git command started elsewhere (a long-lived one): the same fixed set. */
+export const gitEnv = (): Record<string, string> => baseEnv(undefined);
+
 /** Removes anything that looks like a credential from git's messages before they go anywhere. */
 export function redact(text: string): string {
   return text.replace(/(https?:\/\/)[^/@\s]+@/g, '$1***@').replace(/(authorization:\s*\w+\s+)\S+/gi, '$1***');

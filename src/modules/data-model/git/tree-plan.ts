@@ -47,7 +47,7 @@ interface Node {
 export function planTrees(
   base: TreeEntry[] | null,
   changes: TreeChanges,
-): { trees: PlannedTree[]; root: string | null } {
+): { trees: PlannedTree[]; root: string | null; listing: () => TreeEntry[] } {
   const dirs = new Map<string, Map<string, Node>>([['', new Map()]]);
   for (const entry of base ?? []) {
     const { parent, name } = split(entry.path);
@@ -61,12 +61,14 @@ export function planTrees(
       if (p === '') break;
     }
   };
-  for (const [path, oid] of changes) {
+  // Removals first: a change set may replace a file by a directory of the same name.
+  const ordered = [...changes].sort(([, a], [, b]) => (a === null ? 0 : 1) - (b === null ? 0 : 1));
+  for (const [path, oid] of ordered) {
     const { parent, name } = split(path);
     if (oid === null) {
       const existing = dirs.get(parent)?.get(name);
-      if (existing?.type === 'tree') throw new TreePathConflict(path, 'directory');
-      if (existing) {
+      // Removing a path that is not a file changes nothing, as in git's index.
+      if (existing && existing.type !== 'tree') {
         dirs.get(parent)!.delete(name);
         touch(parent);
       }
@@ -91,7 +93,20 @@ export function planTrees(
   }
 
   const trees: PlannedTree[] = [];
-  if (dirty.size === 0) return { trees, root: null };
+  // The new tree's full listing, as `ls-tree -r -t` would give it, once the ids are known.
+  const listing = (): TreeEntry[] => {
+    const out: TreeEntry[] = [];
+    const walk = (path: string): void => {
+      for (const [name, node] of dirs.get(path) ?? []) {
+        const full = path === '' ? name : `${path}/${name}`;
+        out.push({ mode: node.mode, type: node.type, oid: node.oid, path: full });
+        if (node.type === 'tree') walk(full);
+      }
+    };
+    walk('');
+    return out;
+  };
+  if (dirty.size === 0) return { trees, root: null, listing };
   // Deepest first: a directory's id is known before its parent's is computed.
   const order = [...dirty].sort((a, b) => depth(b) - depth(a));
   let root = EMPTY_TREE;
@@ -109,7 +124,7 @@ export function planTrees(
     if (path === '') root = oid;
     else dirs.get(parent)!.set(name, { mode: '040000', type: 'tree', oid });
   }
-  return { trees, root };
+  return { trees, root, listing };
 }
 
 function dir(dirs: Map<string, Map<string, Node>>, path: string): Map<string, Node> {
