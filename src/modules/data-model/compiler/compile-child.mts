@@ -285,13 +285,13 @@ function keepTranspilerThreads(compilerRequire: NodeJS.Require): void {
 }
 
 /**
- * Compiled (twice) at warm-up, before the child says it is ready: it loads what a compile loads
- * lazily (parsers, transpiler threads) and gives V8 the compiler's hot code to optimise, off the
- * job's time. Shaped like a real model, YAML and JS: members of each kind, templated SQL, joins,
- * segments, a pre-aggregation and views over join paths.
+ * Compiled at warm-up, before the child says it is ready: it proves the compiler works before any
+ * job's code runs, loads what a compile loads lazily (parsers, transpiler threads) and gives V8
+ * the compiler's hot code to optimise, off the job's time. Shaped like a real model, YAML and JS:
+ * members of each kind, templated SQL, joins, segments, a pre-aggregation and views over join
+ * paths (a view per ten cubes).
  */
-function warmUpModel(): ChildFile[] {
-  const CUBES = 30;
+function warmUpModel(CUBES: number): ChildFile[] {
   const yamlCube = (i: number): string =>
     `cubes:
   - name: warm_${i}
@@ -367,13 +367,23 @@ ${i > 0 ? `    joins:\n      - name: warm_${i - 1}\n        sql: "{CUBE}.parent_
 `;
   return [
     ...Array.from({ length: CUBES }, (_, i) => ({ fileName: `cubes/warm_${i}.yml`, content: yamlCube(i) })),
-    ...Array.from({ length: 4 }, (_, i) => ({ fileName: `cubes/warm_js_${i}.js`, content: jsCube(i) })),
-    ...Array.from({ length: 3 }, (_, v) => ({ fileName: `views/warm_view_${v}.yml`, content: view(v) })),
+    ...Array.from({ length: Math.min(4, CUBES) }, (_, i) => ({
+      fileName: `cubes/warm_js_${i}.js`,
+      content: jsCube(i),
+    })),
+    ...Array.from({ length: Math.floor(CUBES / 10) }, (_, v) => ({
+      fileName: `views/warm_view_${v}.yml`,
+      content: view(v),
+    })),
   ];
 }
 
-/** Warm-up compiles: the second runs on optimised code, which the job then finds. */
-const WARM_UP_ROUNDS = 2;
+/**
+ * `--warm-up=full` (a child kept warm for a job to come): two compiles of 30 cubes, the second on
+ * optimised code, which the job then finds. Otherwise (a child started for a job that waits) one
+ * compile of one cube, only to prove the compiler works.
+ */
+const FULL_WARM_UP = process.argv.includes('--warm-up=full');
 
 async function main(): Promise<void> {
   let loaded: ReturnType<typeof loadCompiler>;
@@ -385,8 +395,8 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const { cube, compilerRequire } = loaded;
-  const model = warmUpModel();
-  for (let round = 0; round < WARM_UP_ROUNDS; round++) {
+  const model = warmUpModel(FULL_WARM_UP ? 30 : 1);
+  for (let round = 0; round < (FULL_WARM_UP ? 2 : 1); round++) {
     const warm = await compile(model, cube, compilerRequire, false);
     if (warm.errors.length > 0) {
       process.stderr.write(`the warm-up model does not compile: ${warm.errors[0].message}\n`);

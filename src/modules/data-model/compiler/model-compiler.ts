@@ -150,6 +150,8 @@ export class ModelCompiler implements OnApplicationBootstrap, OnApplicationShutd
           sandboxAppPath(CHILD),
           // Each transpiler thread has a heap of its own: two fit from 512 MB up, one below.
           `--transpiler-threads=${compileMemoryMb >= 512 ? 2 : 1}`,
+          // A child kept warm prepares for a job to come; one started for a waiting job does not.
+          ...(this.warm && compilePoolSize > 0 ? ['--warm-up=full'] : []),
         ],
       }),
       poolSize: this.warm ? compilePoolSize : 0,

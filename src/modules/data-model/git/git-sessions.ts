@@ -9,11 +9,13 @@ const ANSWER_TIMEOUT_MS = 60_000;
 const MAX_REPOSITORIES = 16;
 
 /** The plumbing commands that answer one request after another on their standard streams. */
-export type BatchKind = 'blobs' | 'trees' | 'refs';
+export type BatchKind = 'blobs' | 'commits' | 'trees' | 'refs';
 
 const ARGS: Record<BatchKind, string[]> = {
   // One path per line (a file holding the blob), one object id per line.
   blobs: ['hash-object', '-w', '--no-filters', '--stdin-paths'],
+  // The same for commit objects (their text made by GitStore.commit, as commit-tree makes it).
+  commits: ['hash-object', '-t', 'commit', '-w', '--no-filters', '--stdin-paths'],
   // Trees as `mktree -z` input, each ended by an empty entry; one tree id per tree.
   trees: ['mktree', '--batch', '-z'],
   // Transactions (`start`, `update`/`create`/`delete`, `prepare`, `commit`), one answer line each

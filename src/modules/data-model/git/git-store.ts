@@ -6,7 +6,7 @@ import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../../../core/config/app-config.js';
 import { dataModelError } from '../data-model.errors.js';
 import { branchNameProblem } from './branch-names.js';
-import { git, GitError, text, ZERO_OID } from './git.js';
+import { COMMITTER, git, GitError, text, ZERO_OID } from './git.js';
 import { GitSessions } from './git-sessions.js';
 import { EMPTY_TREE, planTrees, TreePathConflict, type TreeChanges, type TreeEntry } from './tree-plan.js';
 
@@ -228,6 +228,15 @@ export class GitStore implements OnApplicationShutdown {
    * over files written to a scratch directory, rather than one process per file.
    */
   async writeBlobs(deploymentId: number, contents: Buffer[]): Promise<string[]> {
+    return this.hashFiles(deploymentId, 'blobs', contents);
+  }
+
+  /** Stores objects through the repository's kept `hash-object --stdin-paths` of that kind. */
+  private async hashFiles(
+    deploymentId: number,
+    kind: 'blobs' | 'commits',
+    contents: Buffer[],
+  ): Promise<string[]> {
     if (contents.length === 0) return [];
     const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'blobs-'));
     try {
@@ -238,13 +247,7 @@ export class GitStore implements OnApplicationShutdown {
           return p;
         }),
       );
-      // The repository's kept `hash-object --stdin-paths` (a file write, an upload part, a commit).
-      return await this.sessions.request(
-        this.dir(deploymentId),
-        'blobs',
-        paths.join('\n') + '\n',
-        paths.length,
-      );
+      return await this.sessions.request(this.dir(deploymentId), kind, paths.join('\n') + '\n', paths.length);
     } finally {
       await fs.rm(scratch, { recursive: true, force: true });
     }
@@ -340,13 +343,12 @@ export class GitStore implements OnApplicationShutdown {
     parents: string[],
     message: string,
     author: CommitAuthor,
+    at = new Date(),
   ): Promise<string> {
-    const args = ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p])];
-    const r = await git(this.dir(deploymentId), args, {
-      input: message.endsWith('\n') ? message : `${message}\n`,
-      env: { GIT_AUTHOR_NAME: author.name || author.email, GIT_AUTHOR_EMAIL: author.email },
-    });
-    return text(r);
+    const [id] = await this.hashFiles(deploymentId, 'commits', [
+      Buffer.from(commitText(tree, parents, message, author, at)),
+    ]);
+    return id;
   }
 
   /**
@@ -476,6 +478,42 @@ export class GitStore implements OnApplicationShutdown {
       h.update(`${f.oid} ${f.path}\n`);
     return h.digest('hex');
   }
+}
+
+/**
+ * A commit object's text, as `git commit-tree` writes it: the tree, the parents, the author and
+ * the committer (the service) with the time in UTC, a blank line and the message (ending with a
+ * newline; git refuses a NUL in it). Names and emails are cleaned as git cleans them (its "crud"
+ * at either end and `<`, `>` and newlines inside removed), so the same commit gets the same id.
+ */
+export function commitText(
+  tree: string,
+  parents: string[],
+  message: string,
+  author: CommitAuthor,
+  at: Date,
+): string {
+  assertOid(tree);
+  parents.forEach(assertOid);
+  const when = `${Math.floor(at.getTime() / 1000)} +0000`;
+  const ident = (name: string, email: string) =>
+    `${cleanIdent(name) || cleanIdent(email) || COMMITTER.name} <${cleanIdent(email)}> ${when}`;
+  const body = message.replace(/\0/g, '');
+  return [
+    `tree ${tree}`,
+    ...parents.map((p) => `parent ${p}`),
+    `author ${ident(author.name || author.email, author.email)}`,
+    `committer ${ident(COMMITTER.name, COMMITTER.email)}`,
+    '',
+    body.endsWith('\n') ? body : `${body}\n`,
+  ].join('\n');
+}
+
+/** git's `strbuf_addstr_without_crud`: no crud at either end, no `<`, `>` or newline inside. */
+function cleanIdent(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  const crud = /^[\u0000-\u0020,:;<>"\\']+|[\u0000-\u0020,:;<>"\\']+$/g;
+  return text.replace(crud, '').replace(/[<>\n]/g, '');
 }
 
 /** The most tree entries the listings kept in memory hold together (about 100 bytes each). */

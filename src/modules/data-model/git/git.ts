@@ -32,6 +32,9 @@ export class GitError extends Error {
 /** The id git uses for "no object" (`update-ref <ref> <new> <zero>`: the ref must not exist). */
 export const ZERO_OID = '0000000000000000000000000000000000000000';
 
+/** Who commits what the service writes; each commit names its author besides. */
+export const COMMITTER = { name: 'Platform API', email: 'platform-api@localhost' };
+
 /**
  * The environment every git command runs with: nothing of the service's own (no secrets), no
  * user or system configuration, no prompts, and a fixed identity for the commits plumbing makes
@@ -48,8 +51,8 @@ function baseEnv(extra: Record<string, string> | undefined): Record<string, stri
     GIT_TERMINAL_PROMPT: '0',
     GIT_ASKPASS: '/bin/false',
     GIT_SSH_COMMAND: 'ssh -o BatchMode=yes -o StrictHostKeyChecking=accept-new',
-    GIT_COMMITTER_NAME: 'Platform API',
-    GIT_COMMITTER_EMAIL: 'platform-api@localhost',
+    GIT_COMMITTER_NAME: COMMITTER.name,
+    GIT_COMMITTER_EMAIL: COMMITTER.email,
     GIT_AUTHOR_NAME: 'Platform API',
     GIT_AUTHOR_EMAIL: 'platform-api@localhost',
     ...extra,
