@@ -107,7 +107,8 @@ describe('deployments', () => {
             [builds[0].id],
           )
         )[0];
-      const done = await waitFor(run, (r) => r.status === 'succeeded');
+      // A real compile in a sandboxed child: a loaded machine makes it slow, never wrong.
+      const done = await waitFor(run, (r) => r.status === 'succeeded', 50_000, 200);
       expect(done).toEqual({
         status: 'succeeded',
         job: 'deployment.build',

@@ -252,7 +252,11 @@ describe('model files run inside the compile sandbox', () => {
     OUTBOX_RELAY_INTERVAL_MS: '600000',
     RATE_LIMIT_MAX: '1000000',
     MODEL_COMPILE_TIMEOUT_MS: '10000',
-    MODEL_COMPILE_POOL_SIZE: '1',
+    // A child started per compile (single-use either way): kept children would each compile the
+    // warm-up model first, seconds of CPU per escape tried here.
+    MODEL_COMPILE_POOL_SIZE: '0',
+    // As every test app (test/support/app.ts): the test runner's processes use the CPU too.
+    SANDBOX_NICENESS: '0',
     MODEL_SANDBOX_TEST_SECRET: SECRET,
   });
 
@@ -303,6 +307,14 @@ describe('model files run inside the compile sandbox', () => {
       expect(hits).toEqual([]);
       expect(connections).toBe(0);
     });
+
+    // The good model above is compiled once, then its verdict is reused (same tree): after every
+    // escape, a model no compile has seen still compiles.
+    it('compiles a new good model after all of them', async () => {
+      await writeFile('/model/cubes/after.yml', GOOD.YAML.replace('escape_yml', 'after_validates'));
+      expect(await validate()).toMatchObject({ status: 200, body: { valid: true, errors: [] } });
+      expect(isRunning(api)).toBe(true);
+    });
   });
 
   describe('builds, on a worker process', () => {
@@ -345,6 +357,12 @@ describe('model files run inside the compile sandbox', () => {
       expect(isRunning(worker)).toBe(true);
       expect(hits).toEqual([]);
       expect(connections).toBe(0);
+    });
+
+    it('builds a new good model after all of them', async () => {
+      await writeFile('/model/cubes/after.yml', GOOD.YAML.replace('escape_yml', 'after_builds'));
+      expect(await commitAndBuild()).toMatchObject({ status: 'built', errorText: null });
+      expect(isRunning(worker)).toBe(true);
     });
   });
 });

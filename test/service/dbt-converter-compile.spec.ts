@@ -16,6 +16,7 @@ const compiler = new ModelCompiler(
     MODEL_COMPILE_TIMEOUT_MS: '120000',
     MODEL_COMPILE_MEMORY_MB: '1024',
     MODEL_COMPILE_POOL_SIZE: '1',
+    SANDBOX_NICENESS: '0',
   }),
 );
 

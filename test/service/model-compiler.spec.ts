@@ -19,7 +19,7 @@ const made: ModelCompiler[] = [];
 /** A compiler with no warm child (each compile starts its own), closed after the tests. */
 function compilerWith(env: Record<string, string> = {}): ModelCompiler {
   const compiler = new ModelCompiler(
-    new AppConfig('api', { NODE_ENV: 'test', MODEL_COMPILE_POOL_SIZE: '0', ...env }),
+    new AppConfig('api', { NODE_ENV: 'test', MODEL_COMPILE_POOL_SIZE: '0', SANDBOX_NICENESS: '0', ...env }),
   );
   made.push(compiler);
   return compiler;

@@ -56,7 +56,7 @@ beforeAll(async () => {
   // Before the pool starts: a child that inherited anything would inherit this.
   process.env.PYTHON_SANDBOX_TEST_SECRET = SECRET;
   fs.writeFileSync(secretFile, SECRET);
-  sandbox = new PythonSandbox({ poolSize: 1 });
+  sandbox = new PythonSandbox({ poolSize: 1, niceness: 0 });
   await sandbox.start();
   expect(sandbox.available()).toBe(true);
   await sandbox.whenWarm();
@@ -363,7 +363,7 @@ print('allocated', buffer.length)
 
 describe('the pool', () => {
   it('leaves no process behind when closed', async () => {
-    const pool = new PythonSandbox({ poolSize: 1 });
+    const pool = new PythonSandbox({ poolSize: 1, niceness: 0 });
     try {
       await pool.whenWarm();
       const running = pool.run('while True:\n    pass', [], { timeoutMs: 60_000 }).catch((e: unknown) => e);
@@ -381,7 +381,7 @@ describe('the pool', () => {
   });
 
   it('keeps no child warm with poolSize 0: a run starts its own, and none is left after it', async () => {
-    const pool = new PythonSandbox({ poolSize: 0 });
+    const pool = new PythonSandbox({ poolSize: 0, niceness: 0 });
     try {
       await pool.whenWarm();
       expect(processesOf(pool)).toEqual([]);

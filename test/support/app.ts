@@ -59,6 +59,8 @@ export function testConfig(
     REPOS_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'platform-repos-')),
     // No warm Python process (each costs seconds of CPU to start); python-run tests ask for one.
     PYTHON_POOL_SIZE: '0',
+    // The test runner's own processes use the CPU: sandboxed children keep the same priority.
+    SANDBOX_NICENESS: '0',
     // Nor a warm compile process: a compile starts its own (model-sandbox and model-compiler tests warm one).
     MODEL_COMPILE_POOL_SIZE: '0',
     ...env,

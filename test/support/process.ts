@@ -32,7 +32,15 @@ export function startProcess(
   args: string[] = [],
 ): Proc {
   const child = spawn(process.execPath, [script, ...args], {
-    env: { PATH: process.env.PATH, ...env },
+    // As every test app (test/support/app.ts): no warm sandboxed children unless a test asks for
+    // them (each costs seconds of CPU), and those it starts at the test runner's priority.
+    env: {
+      PATH: process.env.PATH,
+      PYTHON_POOL_SIZE: '0',
+      MODEL_COMPILE_POOL_SIZE: '0',
+      SANDBOX_NICENESS: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

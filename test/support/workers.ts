@@ -62,6 +62,8 @@ export class Workers {
       OUTBOX_RELAY_INTERVAL_MS: '600000',
       REPOS_DIR: this.t.config.dataModel.reposDir,
       SECRETS_KEY: this.t.config.secretsKey.toString('base64'),
+      // As every test app (test/support/app.ts): the test runner's processes use the CPU too.
+      SANDBOX_NICENESS: '0',
       ...this.env,
       ...extra,
     });

@@ -183,6 +183,8 @@ export interface PythonRunsConfig {
 export interface SandboxConfig {
   /** The bubblewrap program: a path, or a name looked for in the system's directories. */
   bwrapPath: string;
+  /** The sandboxed children's niceness (0-19). */
+  niceness: number;
 }
 
 /** The GitHub App this service acts as, and the API it talks to. */
@@ -302,6 +304,7 @@ export const ENV_KEYS = [
   'PYTHON_RUN_CACHE_SECONDS',
   'PYTHON_BWRAP_PATH',
   'SANDBOX_BWRAP_PATH',
+  'SANDBOX_NICENESS',
 ] as const satisfies readonly (keyof EnvSchema)[];
 
 export class ConfigError extends Error {}
@@ -485,7 +488,10 @@ export class AppConfig {
       memoryMb: env.PYTHON_RUN_MEMORY_MB ?? 1024,
       cacheSeconds: env.PYTHON_RUN_CACHE_SECONDS ?? 60,
     };
-    this.sandbox = { bwrapPath: env.SANDBOX_BWRAP_PATH ?? env.PYTHON_BWRAP_PATH ?? 'bwrap' };
+    this.sandbox = {
+      bwrapPath: env.SANDBOX_BWRAP_PATH ?? env.PYTHON_BWRAP_PATH ?? 'bwrap',
+      niceness: env.SANDBOX_NICENESS ?? 10,
+    };
     this.mail = mailConfig(env);
     this.rendering = {
       chromiumPath: env.CHROMIUM_PATH ?? '/usr/bin/chromium',

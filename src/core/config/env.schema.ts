@@ -190,6 +190,7 @@ export class EnvSchema {
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(86400) PYTHON_RUN_CACHE_SECONDS?: number;
   /** The sandbox of untrusted code (src/core/sandbox): model compiles and Python runs. */
   @IsOptional() @IsString() @MinLength(1) SANDBOX_BWRAP_PATH?: string;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(19) SANDBOX_NICENESS?: number;
   /** The older name of SANDBOX_BWRAP_PATH, still read when that is not set. */
   @IsOptional() @IsString() @MinLength(1) PYTHON_BWRAP_PATH?: string;
 }

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { NONCE_BYTES, RESULT_FD, SECCOMP_FD } from './protocol.js';
@@ -117,8 +118,16 @@ export class SandboxChildProcess {
   }
 
   kill(): void {
-    // bwrap's --die-with-parent takes the sandbox's processes with it.
-    if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill('SIGKILL');
+    const pid = this.process.pid;
+    if (pid === undefined || this.process.exitCode !== null || this.process.signalCode !== null) return;
+    // bwrap's --die-with-parent misses a sandbox whose bwrap is killed while it starts (its child
+    // sets the parent-death signal after the parent is gone: bubblewrap#633), and an orphan would
+    // keep running and hold our pipes. So: freeze bwrap (it starts nothing more), kill what it
+    // started (the sandbox's init: the kernel then ends every process of its PID namespace), then
+    // bwrap itself.
+    signal(pid, 'SIGSTOP');
+    for (const descendant of descendantsOf(pid)) signal(descendant, 'SIGKILL');
+    this.process.kill('SIGKILL');
   }
 
   private receive(chunk: Buffer): void {
@@ -198,4 +207,41 @@ export class SandboxChildProcess {
   stderrTail(): string {
     return this.stderr;
   }
+}
+
+/** Sends a signal, if the process is still there. */
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // gone already
+  }
+}
+
+/** The processes below `pid`, from /proc (children of each thread), nearest first. */
+function descendantsOf(pid: number): number[] {
+  const found: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    const parent = queue.shift()!;
+    let tasks: string[];
+    try {
+      tasks = fs.readdirSync(`/proc/${parent}/task`);
+    } catch {
+      continue;
+    }
+    for (const task of tasks) {
+      let children = '';
+      try {
+        children = fs.readFileSync(`/proc/${parent}/task/${task}/children`, 'utf8');
+      } catch {
+        // the thread ended meanwhile
+      }
+      for (const child of children.split(' ').filter(Boolean).map(Number)) {
+        found.push(child);
+        queue.push(child);
+      }
+    }
+  }
+  return found;
 }

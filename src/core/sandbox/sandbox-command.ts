@@ -26,16 +26,12 @@ export const SANDBOX_NODE_MODULES = `${SANDBOX_DIR}/node_modules`;
 /** nobody: the code's user inside the sandbox (its own user namespace maps it to ours). */
 const SANDBOX_UID = 65534;
 const PROBE_TIMEOUT_MS = 20_000;
-/**
- * The children's niceness: untrusted work runs on the CPU the service leaves, so requests keep
- * their latency while compiles and Python runs are busy (a nice-10 thread weighs a tenth of a
- * nice-0 one), yet a busy service does not starve them into their kill timers.
- */
-const SANDBOX_NICENESS = 10;
 
 /** What every sandbox is made of, found once at start. */
 export interface SandboxLayout {
   nice: string;
+  /** The children's niceness (SANDBOX_NICENESS). */
+  niceness: number;
   bwrap: string;
   prlimit: string;
   /** This process's Node, bound at the same path. */
@@ -117,6 +113,12 @@ async function nodeLibraries(node: string): Promise<string[]> {
 export interface ToolPaths {
   bwrapPath: string;
   prlimitPath: string;
+  /**
+   * The children's niceness: untrusted work runs on the CPU the service leaves, so requests keep
+   * their latency while compiles and Python runs are busy (a nice-10 thread weighs a tenth of a
+   * nice-0 one), yet a busy service does not starve them into their kill timers.
+   */
+  niceness: number;
 }
 
 /** Finds the tools and Node's libraries; throws a {@link SandboxSetupError} naming the first missing. */
@@ -131,7 +133,15 @@ export async function resolveLayout(options: ToolPaths): Promise<SandboxLayout> 
   const nice = findSystemTool('nice');
   if (!nice) throw new SandboxSetupError('nice (Debian package coreutils) is not installed');
   const node = fs.realpathSync(process.execPath);
-  return { nice, bwrap, prlimit, node, libraries: await nodeLibraries(node), seccomp };
+  return {
+    nice,
+    niceness: options.niceness,
+    bwrap,
+    prlimit,
+    node,
+    libraries: await nodeLibraries(node),
+    seccomp,
+  };
 }
 
 /**
@@ -240,7 +250,7 @@ function seccompFor(arch: string): Buffer {
 }
 
 /**
- * The command line of one child: `nice -n 10 prlimit <limits> -- bwrap <sandbox> -- node <child>`.
+ * The command line of one child: `nice -n <niceness> prlimit <limits> -- bwrap <sandbox> -- node <child>`.
  *
  * The sandbox: every namespace new (no network but its own loopback, its own process tree, no
  * further user namespaces), the user nobody, no capabilities, an empty environment, a root that
@@ -261,7 +271,7 @@ export function childCommand(
   const memoryBytes = Math.floor(limits.memoryMb * 1024 * 1024);
   const args = [
     '-n',
-    String(SANDBOX_NICENESS),
+    String(layout.niceness),
     layout.prlimit,
     `--data=${memoryBytes}`,
     // A crash writes no core file (a core pattern may hand it to a program on the host).

@@ -49,6 +49,8 @@ export interface SandboxKind {
   /** Bare names are looked for in the system's directories (not PATH). */
   bwrapPath?: string;
   prlimitPath?: string;
+  /** The children's niceness (SANDBOX_NICENESS). Default 10. */
+  niceness?: number;
   logger?: SandboxLogger;
 }
 
@@ -124,6 +126,7 @@ export class SandboxPool {
       replaceAfterJob: false,
       bwrapPath: 'bwrap',
       prlimitPath: 'prlimit',
+      niceness: 10,
       ...withoutUndefined(kind),
     } as SandboxPool['kind'];
     if (!(Number.isInteger(this.kind.poolSize) && this.kind.poolSize >= 0)) {
@@ -260,6 +263,7 @@ export class SandboxPool {
       const layout = await resolveLayout({
         bwrapPath: this.kind.bwrapPath,
         prlimitPath: this.kind.prlimitPath,
+        niceness: this.kind.niceness,
       });
       const command = this.kind.prepare();
       await probeSandbox(layout, { memoryMb: this.kind.memoryMb });

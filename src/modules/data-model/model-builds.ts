@@ -9,7 +9,6 @@ import { deploymentOwner, DeploymentsService } from '../deployments/deployments.
 import { DataModelRepository } from './data-model.repository.js';
 import type { BuildStatusDto } from './dto/data-model.dto.js';
 import { branchRef, GitStore } from './git/git-store.js';
-import { MODEL_DIR } from './compiler/model-compiler.js';
 import { rootPrefix } from './model-paths.js';
 import { ModelVerdicts } from './model-verdicts.js';
 import { ModelWorkspace } from './model-workspace.js';
@@ -149,11 +148,9 @@ export class ModelBuilds {
     );
     await ctx.throwIfCancelled();
     await ctx.phase('compile');
-    await ctx.log(
-      `Compiling ${files.filter((f) => f.path.startsWith(prefix + MODEL_DIR)).length} model files`,
-    );
+    await ctx.log(`Compiling ${files.length} files`);
+    // A model compiled before (a validate of the same tree) is not compiled again.
     const result = await this.verdicts.of(build.accountId, build.deploymentId, commit, prefix);
-    if (result.reused) await ctx.log('The same model compiled before: its verdict is reused');
     await ctx.throwIfCancelled();
     await ctx.phase('publish');
     const errorText = result.valid

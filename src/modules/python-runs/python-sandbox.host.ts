@@ -88,7 +88,8 @@ export class PythonSandboxHost implements OnApplicationBootstrap, OnApplicationS
 
   private options(): PythonSandboxOptions {
     const { timeoutMs, memoryMb } = this.config.pythonRuns;
-    return { timeoutMs, memoryMb, bwrapPath: this.config.sandbox.bwrapPath, logger: this.logger };
+    const { bwrapPath, niceness } = this.config.sandbox;
+    return { timeoutMs, memoryMb, bwrapPath, niceness, logger: this.logger };
   }
 
   private apiError(error: unknown): unknown {

@@ -161,6 +161,7 @@ export class ModelCompiler implements OnApplicationBootstrap, OnApplicationShutd
       // A compile takes the CPU it finds: its replacement warms up once it is done.
       replaceAfterJob: true,
       bwrapPath: config.sandbox.bwrapPath,
+      niceness: config.sandbox.niceness,
       logger: this.logger,
     });
   }

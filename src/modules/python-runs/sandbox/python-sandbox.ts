@@ -54,6 +54,8 @@ export interface PythonSandboxOptions {
   /** Bare names are looked for in the system's directories (not PATH). */
   bwrapPath?: string;
   prlimitPath?: string;
+  /** The children's niceness (SANDBOX_NICENESS). Default 10. */
+  niceness?: number;
   logger?: SandboxLogger;
 }
 
@@ -108,7 +110,9 @@ const CHILD = 'src/modules/python-runs/sandbox/python-child.mjs';
 const CHANNEL = 'src/core/sandbox/child-channel.mjs';
 
 export class PythonSandbox {
-  private readonly options: Required<Omit<PythonSandboxOptions, 'logger' | 'bwrapPath' | 'prlimitPath'>>;
+  private readonly options: Required<
+    Omit<PythonSandboxOptions, 'logger' | 'bwrapPath' | 'prlimitPath' | 'niceness'>
+  >;
   private readonly pool: SandboxPool;
   private readonly logger?: SandboxLogger;
 
@@ -135,6 +139,7 @@ export class PythonSandbox {
       acquireTimeoutMs: this.options.acquireTimeoutMs,
       bwrapPath: options.bwrapPath,
       prlimitPath: options.prlimitPath,
+      niceness: options.niceness,
       logger: options.logger,
     });
   }
