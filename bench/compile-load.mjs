@@ -67,7 +67,7 @@ import {
   onInterrupt,
   positiveInt,
   processTree,
-  productionEnv,
+  queuedBuildsEnv,
   removeDir,
   root,
   startService,
@@ -242,20 +242,8 @@ async function benchBuild({ label, source }) {
     const server = await startService({
       name: `the service (${label})`,
       argv: [`${dist}/src/main.js`],
-      env: {
-        ...productionEnv,
-        REDIS_URL,
-        // The build an upload queues stays queued: no job runs in the API during the windows.
-        RUN_JOBS_IN_PROCESS: 'false',
-        QUEUE_PREFIX: queuePrefix,
-        SECRETS_KEY: process.env.SECRETS_KEY ?? randomBytes(32).toString('base64'),
-        REPOS_DIR: reposDir,
-        DATABASE_URL: databaseUrl,
-        DATABASE_POOL_SIZE: POOL_SIZE,
-        ...(process.env.MODEL_COMPILE_POOL_SIZE
-          ? { MODEL_COMPILE_POOL_SIZE: process.env.MODEL_COMPILE_POOL_SIZE }
-          : {}),
-      },
+      // The build an upload queues stays queued: no job runs in the API during the windows.
+      env: queuedBuildsEnv({ redisUrl: REDIS_URL, queuePrefix, reposDir, databaseUrl, poolSize: POOL_SIZE }),
       hide: ['SECRETS_KEY'],
     });
     // The service's CPU: the API and every process below it, the sandboxed compile children too.

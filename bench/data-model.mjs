@@ -85,7 +85,7 @@ import {
   onInterrupt,
   positiveInt,
   processTree,
-  productionEnv,
+  queuedBuildsEnv,
   recreateDatabase,
   removeDir,
   root,
@@ -281,21 +281,8 @@ async function benchBuild({ label, source }) {
     server = await startService({
       name: `the service (${label})`,
       argv: [`${dist}/src/main.js`],
-      env: {
-        ...productionEnv,
-        REDIS_URL,
-        // Builds are queued in Redis under a prefix of this run's own, and this process runs none.
-        RUN_JOBS_IN_PROCESS: 'false',
-        QUEUE_PREFIX: queuePrefix,
-        SECRETS_KEY: process.env.SECRETS_KEY ?? randomBytes(32).toString('base64'),
-        REPOS_DIR: reposDir,
-        DATABASE_URL: databaseUrl,
-        DATABASE_POOL_SIZE: POOL_SIZE,
-        // The compiler's settings stay the service's defaults unless the caller sets them.
-        ...(process.env.MODEL_COMPILE_POOL_SIZE
-          ? { MODEL_COMPILE_POOL_SIZE: process.env.MODEL_COMPILE_POOL_SIZE }
-          : {}),
-      },
+      // Builds are queued in Redis under a prefix of this run's own, and this process runs none.
+      env: queuedBuildsEnv({ redisUrl: REDIS_URL, queuePrefix, reposDir, databaseUrl, poolSize: POOL_SIZE }),
       hide: ['SECRETS_KEY'],
     });
     tree = processTree(server.pid);

@@ -5,6 +5,7 @@
 // Each bench keeps only what it measures.
 /* global fetch */
 import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -195,6 +196,25 @@ export const productionEnv = {
   RATE_LIMIT_MAX: '1000000',
   MIGRATIONS_RUN: 'false',
 };
+
+/**
+ * The environment of a service whose builds stay queued (in Redis under `queuePrefix`; the API
+ * runs no job), on its own database and `REPOS_DIR`; the compiler's settings stay the service's
+ * defaults unless MODEL_COMPILE_POOL_SIZE is set for the bench.
+ */
+export const queuedBuildsEnv = ({ redisUrl, queuePrefix, reposDir, databaseUrl, poolSize }) => ({
+  ...productionEnv,
+  REDIS_URL: redisUrl,
+  RUN_JOBS_IN_PROCESS: 'false',
+  QUEUE_PREFIX: queuePrefix,
+  SECRETS_KEY: process.env.SECRETS_KEY ?? randomBytes(32).toString('base64'),
+  REPOS_DIR: reposDir,
+  DATABASE_URL: databaseUrl,
+  DATABASE_POOL_SIZE: poolSize,
+  ...(process.env.MODEL_COMPILE_POOL_SIZE
+    ? { MODEL_COMPILE_POOL_SIZE: process.env.MODEL_COMPILE_POOL_SIZE }
+    : {}),
+});
 
 /** A TCP port free on loopback at the moment of asking. */
 export const freePort = () =>
