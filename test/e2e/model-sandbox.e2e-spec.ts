@@ -155,6 +155,20 @@ const GOOD = {
 /** The cases: each escape through each flavour, one compile each. */
 const CASES = FLAVOURS.flatMap((f) => Object.keys(ESCAPES).map((escape) => ({ ...f, escape })));
 
+/** The escapes that leave the compile running, tried one after the other in one compile. */
+// The signal last: killing the sandbox's init (its ppid) ends the compile.
+const TOGETHER = ['tcp', 'read', 'worker', 'memory', 'signal'];
+ESCAPES.together = (t) => `
+  const failures = [];
+  ${TOGETHER.map((e) => `try {${ESCAPES[e](t)}\n} catch (e) { failures.push(String(e && e.message)); }`).join('\n')}
+  throw new Error(failures.join(' | '));`;
+
+/**
+ * Builds: the same escapes, each flavour in three compiles (a build each, on a worker): all those
+ * that leave the compile running together, the endless loop, and the exit.
+ */
+const BUILD_CASES = FLAVOURS.flatMap((f) => ['together', 'loop', 'exit'].map((escape) => ({ ...f, escape })));
+
 /**
  * What must never come back: the secret in the processes' environment, another repository's
  * files, 2 GB granted, a signal delivered to the process that compiles (`pid`). (Inside the sandbox
@@ -251,7 +265,8 @@ describe('model files run inside the compile sandbox', () => {
     SECRETS_KEY: t.config.secretsKey.toString('base64'),
     OUTBOX_RELAY_INTERVAL_MS: '600000',
     RATE_LIMIT_MAX: '1000000',
-    MODEL_COMPILE_TIMEOUT_MS: '10000',
+    // From the job on (the child has loaded the compiler by then): the endless loops end sooner.
+    MODEL_COMPILE_TIMEOUT_MS: '4000',
     // A child started per compile (single-use either way): kept children would each compile the
     // warm-up model first, seconds of CPU per escape tried here.
     MODEL_COMPILE_POOL_SIZE: '0',
@@ -344,7 +359,7 @@ describe('model files run inside the compile sandbox', () => {
       await workers?.close();
     });
 
-    it.each(CASES)('$flavour model, $escape: the build fails cleanly, nothing out', async (c) => {
+    it.each(BUILD_CASES)('$flavour model, $escape: the build fails cleanly, nothing out', async (c) => {
       await writeFile(c.path, c.model(payload(c.escape, targetFor(worker.child.pid!))));
       const attack = await commitAndBuild();
       expect(attack).toMatchObject({ status: 'failed', mode: 'dev_mode' });

@@ -62,7 +62,9 @@ export class Workers {
       OUTBOX_RELAY_INTERVAL_MS: '600000',
       REPOS_DIR: this.t.config.dataModel.reposDir,
       SECRETS_KEY: this.t.config.secretsKey.toString('base64'),
-      // As every test app (test/support/app.ts): the test runner's processes use the CPU too.
+      // As every test app (test/support/app.ts): no warm compile child unless a test asks for one,
+      // and sandboxed children at the test runner's priority.
+      MODEL_COMPILE_POOL_SIZE: '0',
       SANDBOX_NICENESS: '0',
       ...this.env,
       ...extra,

@@ -93,7 +93,7 @@ describe('tree plans against git’s index', () => {
           expect([...kept].sort(byPath)).toEqual(actual.sort(byPath));
         },
       ),
-      { numRuns: Number(process.env.TREE_PLAN_RUNS ?? 150) },
+      { numRuns: Number(process.env.TREE_PLAN_RUNS ?? 60) },
     );
   });
 

@@ -379,8 +379,8 @@ ${i > 0 ? `    joins:\n      - name: warm_${i - 1}\n        sql: "{CUBE}.parent_
 }
 
 /**
- * `--warm-up=full` (a child kept warm for a job to come): two compiles of 30 cubes, the second on
- * optimised code, which the job then finds. Otherwise (a child started for a job that waits) one
+ * `--warm-up=full` (a child kept warm for a job to come, in production): two compiles of 30
+ * cubes, the second on optimised code, which the job then finds. Otherwise (a child started for a job that waits) one
  * compile of one cube, only to prove the compiler works.
  */
 const FULL_WARM_UP = process.argv.includes('--warm-up=full');

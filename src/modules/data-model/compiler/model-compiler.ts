@@ -150,8 +150,9 @@ export class ModelCompiler implements OnApplicationBootstrap, OnApplicationShutd
           sandboxAppPath(CHILD),
           // Each transpiler thread has a heap of its own: two fit from 512 MB up, one below.
           `--transpiler-threads=${compileMemoryMb >= 512 ? 2 : 1}`,
-          // A child kept warm prepares for a job to come; one started for a waiting job does not.
-          ...(this.warm && compilePoolSize > 0 ? ['--warm-up=full'] : []),
+          // A child kept warm in production prepares for a job to come (seconds of CPU); one
+          // started for a waiting job, or outside production, only proves the compiler works.
+          ...(this.warm && compilePoolSize > 0 && config.env === 'production' ? ['--warm-up=full'] : []),
         ],
       }),
       poolSize: this.warm ? compilePoolSize : 0,
