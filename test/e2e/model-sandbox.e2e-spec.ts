@@ -152,9 +152,6 @@ const GOOD = {
   YAML: 'cubes:\n  - name: escape_yml\n    sql_table: t\n    measures:\n      - name: count\n        type: count\n',
 };
 
-/** The cases: each escape through each flavour, one compile each. */
-const CASES = FLAVOURS.flatMap((f) => Object.keys(ESCAPES).map((escape) => ({ ...f, escape })));
-
 /** The escapes that leave the compile running, tried one after the other in one compile. */
 // The signal last: killing the sandbox's init (its ppid) ends the compile.
 const TOGETHER = ['tcp', 'read', 'worker', 'memory', 'signal'];
@@ -164,10 +161,10 @@ ESCAPES.together = (t) => `
   throw new Error(failures.join(' | '));`;
 
 /**
- * Builds: the same escapes, each flavour in three compiles (a build each, on a worker): all those
- * that leave the compile running together, the endless loop, and the exit.
+ * The cases: each flavour in three compiles (a validate each on the API, a build each on a
+ * worker): all the escapes that leave the compile running together, the endless loop, the exit.
  */
-const BUILD_CASES = FLAVOURS.flatMap((f) => ['together', 'loop', 'exit'].map((escape) => ({ ...f, escape })));
+const CASES = FLAVOURS.flatMap((f) => ['together', 'loop', 'exit'].map((escape) => ({ ...f, escape })));
 
 /**
  * What must never come back: the secret in the processes' environment, another repository's
@@ -359,7 +356,7 @@ describe('model files run inside the compile sandbox', () => {
       await workers?.close();
     });
 
-    it.each(BUILD_CASES)('$flavour model, $escape: the build fails cleanly, nothing out', async (c) => {
+    it.each(CASES)('$flavour model, $escape: the build fails cleanly, nothing out', async (c) => {
       await writeFile(c.path, c.model(payload(c.escape, targetFor(worker.child.pid!))));
       const attack = await commitAndBuild();
       expect(attack).toMatchObject({ status: 'failed', mode: 'dev_mode' });

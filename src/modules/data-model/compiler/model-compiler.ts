@@ -130,6 +130,7 @@ export class ModelCompiler implements OnApplicationBootstrap, OnApplicationShutd
     // Warm where compiles happen: API processes (validate; builds when jobs run there) and workers
     // that run builds. Elsewhere (the CLI) a compile, if any, starts its own child.
     this.warm = role === 'api' || (role === 'worker' && queue.workerQueues.includes('builds'));
+    const fullWarmUp = this.warm && compilePoolSize > 0 && config.env === 'production';
     this.pool = new SandboxPool({
       label: 'model compiler',
       prepare: () => ({
@@ -148,11 +149,12 @@ export class ModelCompiler implements OnApplicationBootstrap, OnApplicationShutd
           // The permission model's warnings would fill the stderr we keep.
           '--no-warnings',
           sandboxAppPath(CHILD),
-          // Each transpiler thread has a heap of its own: two fit from 512 MB up, one below.
-          `--transpiler-threads=${compileMemoryMb >= 512 ? 2 : 1}`,
-          // A child kept warm in production prepares for a job to come (seconds of CPU); one
-          // started for a waiting job, or outside production, only proves the compiler works.
-          ...(this.warm && compilePoolSize > 0 && config.env === 'production' ? ['--warm-up=full'] : []),
+          // A child kept warm in production prepares for a job to come (seconds of CPU): two
+          // transpiler threads (each has a heap of its own: two fit from 512 MB up) and the full
+          // warm-up. One started for a waiting job, or outside production, has one thread and
+          // only proves the compiler works.
+          ...(fullWarmUp ? ['--warm-up=full'] : []),
+          `--transpiler-threads=${fullWarmUp && compileMemoryMb >= 512 ? 2 : 1}`,
         ],
       }),
       poolSize: this.warm ? compilePoolSize : 0,
