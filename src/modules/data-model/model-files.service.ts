@@ -166,12 +166,13 @@ export class ModelFiles {
     this.jobs.assertAvailable();
     await this.db.transaction(async () => {
       let pendingAt: string | null = null;
-      const committed = await this.refs.move(deploymentId, branch.name, 'head', async (head) => {
-        const { pending } = await this.refs.state(deploymentId, branch.name);
+      // The move reads both refs with their trees and parents: no further command to learn them.
+      const committed = await this.refs.move(deploymentId, branch.name, 'head', async (head, refs) => {
+        const pending = refs.pending?.commit ?? null;
         pendingAt = pending;
         if (!pending) return null;
-        const base = await this.ws.git.parentOf(deploymentId, pending);
-        let tree = await this.ws.git.treeOf(deploymentId, pending);
+        const base = refs.pending!.parents[0] ?? null;
+        let tree = refs.pending!.tree;
         if (head && base !== head) {
           // The branch moved under the pending changes (a pull): merge them onto its head.
           const merged = await this.ws.git.merge(deploymentId, head, pending);
@@ -185,7 +186,7 @@ export class ModelFiles {
           }
         }
         // Pending changes that undo themselves make no commit.
-        if (head && tree === (await this.ws.git.treeOf(deploymentId, head))) return null;
+        if (head && tree === refs.head!.tree) return null;
         const next = await this.ws.git.commit(
           deploymentId,
           tree,

@@ -46,15 +46,6 @@ export class ModelRefs {
     private readonly git: GitStore,
   ) {}
 
-  /** The head and pending commit of a branch (null: absent), in one read. */
-  async state(
-    deploymentId: number,
-    branch: string,
-  ): Promise<{ head: string | null; pending: string | null }> {
-    const { head, pending } = await this.states(deploymentId, branch);
-    return { head: head?.commit ?? null, pending: pending?.commit ?? null };
-  }
-
   /** The head and pending commits of a branch with their trees and parents, in one read. */
   async states(deploymentId: number, branch: string): Promise<BranchRefs> {
     const refs = await this.git.refStates(deploymentId, [branchRef(branch), pendingRef(branch)]);
