@@ -45,6 +45,7 @@ const SLOW = [
   'queue',
   'rate-limit',
   'runtime-process',
+  'scale-out',
   'startup-checks',
 ].map((name) => `<rootDir>/test/e2e/${name}.e2e-spec.ts`);
 
@@ -76,4 +77,6 @@ export default {
     },
   ],
   testTimeout: 60_000,
+  // The longest files start first (a fresh clone has no timings to order by).
+  testSequencer: '<rootDir>/test/support/sequencer.mjs',
 };

@@ -304,7 +304,7 @@ try {
     for (;;) {
       const s = await api('GET', `${base}/build-status?branchName=${encodeURIComponent(branch)}`);
       if (s.status === 'built') return performance.now() - t0;
-      if (s.status !== 'building' && s.status !== 'none')
+      if (s.status !== 'queued' && s.status !== 'building' && s.status !== 'none')
         throw new Error(`the build of ${branch} ended ${s.status}: ${s.errorText}`);
       await sleep(100);
     }

@@ -146,6 +146,11 @@ async function main() {
       SMTP_FROM: 'Reports <reports@bench.test>',
       DATA_API_URL_TEMPLATE: `http://127.0.0.1:${dataPort}`,
       DASHBOARD_URL_TEMPLATE: 'https://console.bench.test/d/{publicId}',
+      // An account's bounds (500 recipients, 5,000 deliveries an hour by default) must not cut the runs short.
+      NOTIFICATION_MAX_RECIPIENTS: String(Math.max(RECIPIENTS, 500)),
+      NOTIFICATION_MAX_DELIVERIES_PER_HOUR: String(Math.max(RECIPIENTS * REPEAT, 5000)),
+      // Each repeat fires the schedule at once, whatever its cron says: no minimum interval.
+      NOTIFICATION_MIN_INTERVAL_MINUTES: '1',
       ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
     },
     hide: ['SECRETS_KEY'],

@@ -113,6 +113,15 @@ export async function dropDatabase(databaseUrl) {
   );
 }
 
+/** The environment the build's CLI runs in: `databaseUrl`, no Redis, production, errors only. */
+export const cliEnv = (databaseUrl) => ({
+  ...process.env,
+  DATABASE_URL: databaseUrl,
+  REDIS_URL: '',
+  NODE_ENV: 'production',
+  LOG_LEVEL: 'error',
+});
+
 /**
  * Runs the CLI of the build `dist` (relative to the root, or absolute) on `databaseUrl`, without
  * Redis, and returns its last stdout line (JSON).
@@ -120,13 +129,7 @@ export async function dropDatabase(databaseUrl) {
 export function cli(dist, databaseUrl, ...argv) {
   const res = spawnSync(process.execPath, [path.resolve(root, dist, 'src/cli.js'), ...argv], {
     cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: '',
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'error',
-    },
+    env: cliEnv(databaseUrl),
     encoding: 'utf8',
   });
   if (res.status !== 0) throw new Error(`cli ${argv.join(' ')} failed:\n${res.stderr}${res.stdout}`);

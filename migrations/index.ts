@@ -15,6 +15,11 @@ import { ReleasesAndEnvVars1764500000000 } from './1764500000000-ReleasesAndEnvV
 import { DbtSync1764600000000 } from './1764600000000-DbtSync.js';
 import { Notifications1764700000100 } from './1764700000100-Notifications.js';
 import { PythonRuns1764700000200 } from './1764700000200-PythonRuns.js';
+import { NotificationBounds1764800000100 } from './1764800000100-NotificationBounds.js';
+import { UploadBounds1764800000200 } from './1764800000200-UploadBounds.js';
+import { JobAccounts1764800000300 } from './1764800000300-JobAccounts.js';
+import { JobConsumers1764900000100 } from './1764900000100-JobConsumers.js';
+import { Installation1764900000500 } from './1764900000500-Installation.js';
 
 /** Every migration, in order. Listed explicitly: ESM builds cannot rely on globbing. */
 export const MIGRATIONS = [
@@ -35,4 +40,9 @@ export const MIGRATIONS = [
   DbtSync1764600000000,
   Notifications1764700000100,
   PythonRuns1764700000200,
+  NotificationBounds1764800000100,
+  UploadBounds1764800000200,
+  JobAccounts1764800000300,
+  JobConsumers1764900000100,
+  Installation1764900000500,
 ];

@@ -31,13 +31,9 @@ function newest(dir) {
 const installed = path.join(root, 'node_modules', '.package-lock.json');
 if (mtime(installed) < mtime(path.join(root, 'package-lock.json'))) {
   log('installing dependencies');
-  try {
-    run('npm ci --no-audit --no-fund');
-  } catch {
-    // npm ci refuses a lockfile that lacks other platforms' optional binaries (see stack notes).
-    log('npm ci refused the lockfile; falling back to npm install with the same lockfile');
-    run('npm install --no-audit --no-fund');
-  }
+  // Exactly the committed lockfile (it holds every platform's optional packages); never
+  // `npm install`, which would rewrite it.
+  run('npm ci --no-audit --no-fund');
 }
 
 const stamp = path.join(root, 'dist', '.build-stamp');

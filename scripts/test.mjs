@@ -21,10 +21,13 @@ function run(cmd) {
   });
 }
 
-// The checks run beside the tests: on 2 cores the tests leave about a third of a core idle, which
-// the checks use instead of holding the tests back for their 40-odd seconds. Their output is
-// printed before the tests' summary ends; any failure fails the run.
-const tests = `npx jest --ci --maxWorkers=${process.env.JEST_WORKERS ?? 3} ${process.argv.slice(2).join(' ')}`;
+// The checks run beside the tests, on the part of the CPU the tests leave idle, instead of holding
+// the tests back for their 40-odd seconds. Five workers on any machine: much of a test's time is
+// waiting (processes starting, compile and lease timeouts, sandboxed children), so on 2 cores the
+// suite took 427 s with 3 workers, 362 s with 4 and about 312 s with 5 (2026-11-27, issue 26);
+// JEST_WORKERS overrides it. The checks' output is printed before the tests' summary ends; any
+// failure fails the run.
+const tests = `npx jest --ci --maxWorkers=${process.env.JEST_WORKERS ?? 5} ${process.argv.slice(2).join(' ')}`;
 const checking = Promise.all(checks.map(([, cmd]) => run(cmd)));
 process.stderr.write(`\n== tests: ${tests}\n`);
 const testing = new Promise((resolve) => {

@@ -6,6 +6,7 @@ import { ConfigModule } from './core/config/config.module.js';
 import { DatabaseModule } from './core/database/database.module.js';
 import { HealthModule } from './core/health/health.module.js';
 import { HttpCoreModule } from './core/http/http-core.module.js';
+import { InstallationModule } from './core/installation/installation.module.js';
 import { LoggingModule } from './core/logging/logging.module.js';
 import { QueueModule } from './core/queue/queue.module.js';
 import { CryptoModule } from './core/crypto/crypto.module.js';
@@ -36,6 +37,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(config),
         DatabaseModule.forRoot(config),
+        InstallationModule,
         QueueModule.forRoot(config),
         CryptoModule,
         AuthModule,

@@ -24,6 +24,11 @@ export async function createHttpApp(config: AppConfig): Promise<NestExpressAppli
     abortOnError: false,
   });
   app.useLogger(app.get(Logger));
+  // Node's 5 s default closes idle sockets a load balancer (60 s idle is common) still reuses,
+  // and its clients get 502s. The headers timeout must exceed the keep-alive timeout.
+  const server = app.getHttpServer();
+  server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
+  server.headersTimeout = config.http.keepAliveTimeoutMs + 5_000;
   dropPassThroughEnhancers(app);
   configureApp(app, config);
   await app.init();

@@ -28,7 +28,7 @@ describe('data model builds and validation (Cube’s compiler)', () => {
   const settled = (branchName?: string) =>
     waitFor(
       () => status(branchName),
-      (s) => s.status !== 'building',
+      (s) => s.status !== 'queued' && s.status !== 'building',
       60_000,
       250,
     );

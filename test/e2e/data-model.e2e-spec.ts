@@ -14,6 +14,9 @@ import {
 } from '../support/app.js';
 import { deploymentInput } from '../support/factories.js';
 import { startProcess } from '../support/process.js';
+import type { Logger } from '@nestjs/common';
+import { QueueConsumers, QueueWatch } from '../../src/core/queue/queue-consumers.js';
+import { ModelUploads } from '../../src/modules/data-model/model-uploads.service.js';
 
 const sha1 = (s: string) => createHash('sha1').update(s).digest('hex');
 
@@ -97,8 +100,9 @@ describe('data model on git', () => {
     execFileSync('git', [`--git-dir=${repoDir(id)}`, ...args], { encoding: 'utf8' }).trim();
 
   beforeAll(async () => {
-    // Builds stay queued here (no jobs run in this API): this file is about git, not compiling.
-    t = await startApp();
+    // Builds stay queued here (no jobs run in this API, no worker): this file is about git, not
+    // compiling. A job counts as stalled after an hour, so only the test that ages one sees it.
+    t = await startApp({ QUEUE_STALL_SECONDS: '3600' });
     developer = await newUser(t, t.admin, { defaultRoles: ['Developer'] });
     analyst = await newUser(t, t.admin, { defaultRoles: ['Developer'] });
     viewer = await newUser(t, t.admin, { defaultRoles: ['Viewer'] });
@@ -745,11 +749,15 @@ describe('data model on git', () => {
       const id = await createDeployment();
       const res = await t.http().get(`/api/v1/deployments/${id}/build-status`).set(bearer(viewer.token));
       expect(res.status).toBe(200);
+      // No worker has taken it: queued, not building.
       expect(res.body).toMatchObject({
         deploymentId: id,
         branchName: 'master',
         mode: 'production',
-        status: 'building',
+        status: 'queued',
+        deploymentStatus: 'queued',
+        queuedSeconds: expect.any(Number),
+        message: 'Waiting for a worker',
       });
       const bad = await t
         .http()
@@ -757,6 +765,70 @@ describe('data model on git', () => {
         .query({ branchName: 'nope' })
         .set(bearer(viewer.token));
       expect(bad.body).toMatchObject({ status: 'failed', errorText: 'Bad branch', branchName: 'nope' });
+    });
+
+    it('says how long a build no worker takes has waited; readiness names its queue until a worker heartbeats', async () => {
+      const id = await createDeployment();
+      const [{ runId }] = await t.sql<{ runId: string }>(
+        `SELECT run_id AS "runId" FROM deployment_builds WHERE deployment_id = $1`,
+        [id],
+      );
+      const watch = t.app.get(QueueWatch);
+      const logger = (watch as unknown as { logger: Logger }).logger;
+      const warned = jest.spyOn(logger, 'warn');
+      const told = jest.spyOn(logger, 'log');
+      // Time passes with no worker: the build and its job were recorded two hours ago.
+      await t.sql(`UPDATE job_runs SET created_at = created_at - interval '2 hours' WHERE id = $1`, [runId]);
+      await t.sql(`UPDATE job_outbox SET created_at = created_at - interval '2 hours' WHERE run_id = $1`, [
+        runId,
+      ]);
+      const res = await t.http().get(`/api/v1/deployments/${id}/build-status`).set(bearer(viewer.token));
+      expect(res.body).toMatchObject({ status: 'queued', message: 'Waiting for a worker' });
+      expect(res.body.queuedSeconds).toBeGreaterThanOrEqual(7200);
+      expect(res.body.queuedSeconds).toBeLessThan(7200 + 600);
+
+      // The API is not ready: the builds queue has a job past QUEUE_STALL_SECONDS and no consumer.
+      const stalled = await t.http().get('/health/ready');
+      expect(stalled.status).toBe(503);
+      expect(stalled.body).toEqual({
+        status: 'error',
+        database: { status: 'up' },
+        redis: { status: 'up' },
+        queues: {
+          status: 'down',
+          detail: expect.stringContaining('queue builds: 1 job waiting'),
+          stalled: [{ queue: 'builds', jobs: 1, waitingSeconds: expect.any(Number) }],
+        },
+      });
+      expect(stalled.body.queues.stalled[0].waitingSeconds).toBeGreaterThanOrEqual(7200);
+      // The logs say so once, however often it is checked.
+      await t.http().get('/health/ready').expect(503);
+      await watch.check();
+      const warnings = warned.mock.calls.filter(([, message]) => String(message).includes('queue builds:'));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0][0]).toMatchObject({ queue: 'builds', jobs: 1 });
+
+      // A worker consuming the queue says so: ready again, and the logs say that too.
+      const consumers = t.app.get(QueueConsumers);
+      await consumers.beat(['builds']);
+      try {
+        const ready = await t.http().get('/health/ready');
+        expect(ready.status).toBe(200);
+        expect(ready.body).toEqual({ status: 'ok', database: { status: 'up' }, redis: { status: 'up' } });
+        await watch.check();
+        expect(told.mock.calls.some(([fields]) => (fields as { queue?: string }).queue === 'builds')).toBe(
+          true,
+        );
+        // Still queued (the worker has not taken it yet), still waiting.
+        const later = await t.http().get(`/api/v1/deployments/${id}/build-status`).set(bearer(viewer.token));
+        expect(later.body).toMatchObject({ status: 'queued' });
+      } finally {
+        await consumers.forget();
+        warned.mockRestore();
+        told.mockRestore();
+        // The aged job goes, so the rest of this file sees no stalled queue.
+        await t.sql(`UPDATE job_outbox SET status = 'failed' WHERE run_id = $1`, [runId]);
+      }
     });
   });
 
@@ -845,11 +917,17 @@ describe('data model on git', () => {
         .set(bearer(developer.token))
         .send({ transaction: start.body.transaction, files: {} });
       expectErrorShape(finish.body, 404, 'upload_transaction_not_found');
-      // The next upload clears expired ones away.
-      await t
-        .http()
-        .post(`${base(id)}/data-model/upload/start`)
-        .set(bearer(developer.token));
+      // The upload sweep forgets it once what it left is old enough to prune (see
+      // model-upload-bounds.e2e-spec.ts): not a second after it expired, but two hours after.
+      const uploads = t.app.get(ModelUploads);
+      await uploads.sweep();
+      expect(
+        await t.sql(`SELECT 1 FROM model_uploads WHERE id = $1`, [start.body.transaction.id]),
+      ).toHaveLength(1);
+      await t.sql(`UPDATE model_uploads SET expires_at = now() - interval '2 hours' WHERE id = $1`, [
+        start.body.transaction.id,
+      ]);
+      await uploads.sweep();
       expect(await t.sql(`SELECT 1 FROM model_uploads WHERE id = $1`, [start.body.transaction.id])).toEqual(
         [],
       );

@@ -979,7 +979,12 @@ describe('dbt repositories limited to some hosts (DBT_GIT_HOSTS)', () => {
   let id: number;
 
   beforeAll(async () => {
-    t = await startApp({ DBT_GIT_HOSTS: 'github.com,*.gitlab.example.com' });
+    // The names are opened to the outbound rule too: they do not resolve here (example.com), and the
+    // rule would refuse a name that does not resolve when it is saved.
+    t = await startApp({
+      DBT_GIT_HOSTS: 'github.com,*.gitlab.example.com',
+      OUTBOUND_ALLOWED_HOSTS: 'github.com,*.gitlab.example.com',
+    });
     const res = await t
       .http()
       .post('/build/api/v1/deployments')

@@ -390,16 +390,16 @@ describe('folders', () => {
         .delete(`${base(dep)}/folders/${id}`)
         .set(bearer(actor.token));
 
-    it('refuses a folder with sub-folders (400) and deletes it once empty (204)', async () => {
+    it('refuses a folder with sub-folders (400) and deletes it once empty (200)', async () => {
       const parent = await create('Del parent');
       const child = await create('Del child', parent.id);
       const refused = await del(parent.id);
       expect(refused.status).toBe(400);
       expectErrorShape(refused.body, 400, 'folder_not_empty');
-      expect((await del(child.id)).status).toBe(204);
+      expect((await del(child.id)).status).toBe(200);
       const res = await del(parent.id);
-      expect(res.status).toBe(204);
-      expect(res.text).toBe('');
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ success: true });
       expect(await t.sql(`SELECT 1 FROM folders WHERE id = ANY($1)`, [[parent.id, child.id]])).toHaveLength(
         0,
       );
@@ -420,7 +420,7 @@ describe('folders', () => {
         [t.admin.accountId, deploymentId, folder.id, t.admin.userId],
       );
       await createRole('Folder readers', folder.id, ['FolderRead']);
-      expect((await del(folder.id)).status).toBe(204);
+      expect((await del(folder.id)).status).toBe(200);
       expect(
         (
           await t.sql<{ folder_id: number | null }>(`SELECT folder_id FROM workbooks WHERE id = $1`, [wb.id])

@@ -17,6 +17,7 @@ import {
   type TestApp,
 } from '../support/app.js';
 import { startGitHubFake, type FakeState, type GitHubFake } from '../support/github-fake.js';
+import { newDeployment } from '../support/reports.js';
 
 /**
  * Git host discovery (`/api/v1/github/...`) and the link of installations to accounts through
@@ -617,7 +618,7 @@ describe('GitHub discovery', () => {
       const dev = await newUser(t, tyrell, { defaultRoles: ['Developer'] });
       const state = await stateFor(dev);
       const del = await t.http().delete(`/api/v1/users/${dev.userId}`).set(bearer(tyrell.token));
-      expect(del.status).toBe(204);
+      expect(del.status).toBe(200);
       const res = await setup({ installation_id: String(ORG), setup_action: 'install', state });
       expect(res.status).toBe(400);
       expectErrorShape(res.body, 400, 'invalid_github_state');
@@ -686,7 +687,7 @@ describe('GitHub discovery without a GitHub App', () => {
   });
   afterAll(() => t.close());
 
-  it('answers 503 github_not_configured on every route', async () => {
+  it('answers 409 github_not_configured on every route, naming the settings to make', async () => {
     for (const path of [
       '/api/v1/github/status',
       '/api/v1/github/installations',
@@ -695,9 +696,24 @@ describe('GitHub discovery without a GitHub App', () => {
       '/api/v1/github/setup?installation_id=11&setup_action=install&state=x.y',
     ]) {
       const res = await t.http().get(path).set(bearer(t.admin.token));
-      expect({ path, status: res.status }).toEqual({ path, status: 503 });
-      expectErrorShape(res.body, 503, 'github_not_configured');
+      // Not a 5xx: nothing failed and no retry helps until the operator sets the App up.
+      expect({ path, status: res.status }).toEqual({ path, status: 409 });
+      expectErrorShape(res.body, 409, 'github_not_configured');
+      expect(res.body.message).toBe(
+        'No GitHub App is configured: set GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY and GITHUB_APP_SLUG',
+      );
     }
+    // Connecting a deployment to GitHub too.
+    const dep = await newDeployment(t, t.admin, 'No GitHub here');
+    const connect = await t
+      .http()
+      .post(`/build/api/v1/deployments/${dep}/github/connect`)
+      .set(bearer(t.admin.token))
+      .send({ installationId: 11, name: 'acme/cube-model' });
+    expect({ status: connect.status, code: connect.body.code }).toEqual({
+      status: 409,
+      code: 'github_not_configured',
+    });
   });
 
   it('still checks access and input first', async () => {

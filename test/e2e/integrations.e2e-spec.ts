@@ -402,7 +402,7 @@ describe('OAuth integrations and OIDC token configs', () => {
   });
 
   describe('DELETE /api/v1/oauth-integrations/{id}', () => {
-    it('deletes (204) with its users’ tokens and pending authorizations', async () => {
+    it('deletes (200) with its users’ tokens and pending authorizations', async () => {
       const a = await createOk();
       const user = await userWith(['OAuthIntegrationsIssueTokens']);
       const initiated = await t
@@ -415,8 +415,8 @@ describe('OAuth integrations and OIDC token configs', () => {
         [t.admin.accountId, user.userId, a.id],
       );
       const res = await t.http().delete(`${INTEGRATIONS}/${a.id}`).set(bearer(t.admin.token));
-      expect(res.status).toBe(204);
-      expect(res.text).toBe('');
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ success: true });
       expect(await t.sql(`SELECT 1 FROM oauth_integrations WHERE id = $1`, [a.id])).toHaveLength(0);
       expect(await t.sql(`SELECT 1 FROM user_oauth_tokens WHERE integration_id = $1`, [a.id])).toHaveLength(
         0,
@@ -443,7 +443,7 @@ describe('OAuth integrations and OIDC token configs', () => {
       expect((await t.http().delete(`${INTEGRATIONS}/${mine.id}`)).status).toBe(401);
       expect(await t.sql(`SELECT 1 FROM oauth_integrations WHERE id = $1`, [mine.id])).toHaveLength(1);
       const byManager = await t.http().delete(`${INTEGRATIONS}/${mine.id}`).set(bearer(manager.token));
-      expect(byManager.status).toBe(204);
+      expect(byManager.status).toBe(200);
     });
   });
 
@@ -755,12 +755,12 @@ describe('OAuth integrations and OIDC token configs', () => {
   });
 
   describe('DELETE /api/v1/oidc-token-configs/{id}', () => {
-    it('deletes (204), then 404; frees the well-known type', async () => {
+    it('deletes (200), then 404; frees the well-known type', async () => {
       const account = await newAccount(t, 'hooli');
       const aws = await createOidcOk({ audienceType: 'aws' }, account);
       const res = await t.http().delete(`${OIDC}/${aws.id}`).set(bearer(account.token));
-      expect(res.status).toBe(204);
-      expect(res.text).toBe('');
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ success: true });
       const again = await t.http().delete(`${OIDC}/${aws.id}`).set(bearer(account.token));
       expect(again.status).toBe(404);
       expectErrorShape(again.body, 404, 'oidc_token_config_not_found');

@@ -1,5 +1,7 @@
 import { Redis } from 'ioredis';
 import { ModelCompiler } from '../../src/modules/data-model/compiler/model-compiler.js';
+import { branchRef, GitStore } from '../../src/modules/data-model/git/git-store.js';
+import { ModelVerdicts } from '../../src/modules/data-model/model-verdicts.js';
 import { bearer, newAccount, newUser, startApp, type Actor, type TestApp } from '../support/app.js';
 import { REDIS_URL } from '../support/database.js';
 import { deploymentInput, waitFor } from '../support/factories.js';
@@ -77,7 +79,15 @@ describe('compile verdicts reused by model tree', () => {
 
   beforeAll(async () => {
     // Builds run in this API; a compile the sandbox stops is stopped after 2 s.
-    t = await startApp({ RUN_JOBS_IN_PROCESS: 'true', MODEL_COMPILE_TIMEOUT_MS: '2000' });
+    // Fair shares: two compiles at once in the process, one of them per account; a validate waits
+    // 1 s for a slot (a compile that loops holds one for its 2 s and more).
+    t = await startApp({
+      RUN_JOBS_IN_PROCESS: 'true',
+      MODEL_COMPILE_TIMEOUT_MS: '2000',
+      MODEL_COMPILE_CONCURRENCY: '2',
+      MODEL_COMPILE_ACCOUNT_CONCURRENCY: '1',
+      MODEL_COMPILE_QUEUE_MS: '1000',
+    });
     developer = await newUser(t, t.admin, { defaultRoles: ['Developer'] });
     other = await newAccount(t, 'globex');
     id = await createDeployment(t.admin);
@@ -101,7 +111,7 @@ describe('compile verdicts reused by model tree', () => {
         (await t.http().get(`/api/v1/deployments/${id}/build-status`).set(bearer(t.admin.token))).body as {
           status: string;
         },
-      (s) => s.status !== 'building',
+      (s) => s.status !== 'queued' && s.status !== 'building',
       60_000,
       250,
     );
@@ -122,6 +132,20 @@ describe('compile verdicts reused by model tree', () => {
     expect(again).toEqual(first);
     expect(dev).toMatchObject({ mode: 'dev_mode', valid: true, errors: [], cubesCount: 2 });
     expect(compileCount()).toBe(before);
+  });
+
+  it('serves a verdict kept in Redis to a process that just started, at its first lookup', async () => {
+    // A replica just started has its own verdicts and its own Redis client, not yet connected.
+    const fresh = new ModelVerdicts(t.config, t.app.get(GitStore), t.app.get(ModelCompiler));
+    try {
+      const before = compileCount();
+      const head = await t.app.get(GitStore).resolve(id, branchRef('master'));
+      const verdict = await fresh.of(t.admin.accountId, id, head, '');
+      expect(verdict).toMatchObject({ valid: true, cubesCount: 2, reused: true });
+      expect(compileCount()).toBe(before);
+    } finally {
+      await fresh.onApplicationShutdown();
+    }
   });
 
   it('compiles a changed model again, and reuses the earlier verdict when the change is undone', async () => {
@@ -166,5 +190,57 @@ describe('compile verdicts reused by model tree', () => {
     }
     expect(compileCount()).toBe(before + 2);
     await remove('/model/cubes/forever.js');
+  });
+
+  it('gives each account its share of compiles: past it 429 with Retry-After, while another account compiles at once', async () => {
+    const verdicts = t.app.get(ModelVerdicts);
+    const running = () => Promise.resolve(verdicts.shareStats().byAccount);
+    const enterDevMode = async (actor: Actor, deployment: number) => {
+      const res = await t
+        .http()
+        .post(`${base(deployment)}/dev-mode`)
+        .set(bearer(actor.token))
+        .send({});
+      expect(res.status).toBe(200);
+    };
+    const putAs = async (actor: Actor, deployment: number, path: string, content: string) => {
+      const res = await t
+        .http()
+        .put(`${base(deployment)}/data-model/files`)
+        .set(bearer(actor.token))
+        .send({ files: [{ path, content }] });
+      expect(res.status).toBe(200);
+    };
+    const validateAs = (actor: Actor, deployment: number) =>
+      t
+        .http()
+        .get(`${base(deployment)}/data-model/validate`)
+        .query({ devMode: 'true' })
+        .set(bearer(actor.token));
+    // Three models no one compiled yet: two of this account (two dev branches), one of the other's.
+    await put('/model/cubes/hog.js', 'for (;;) {}\n');
+    await enterDevMode(t.admin, id);
+    await putAs(t.admin, id, '/model/cubes/hog2.js', 'for (;;) {} // another\n');
+    const otherId = await createDeployment(other);
+    await enterDevMode(other, otherId);
+    await putAs(other, otherId, '/model/cubes/fresh.yml', cube('fresh'));
+    await waitFor(running, (byAccount) => Object.keys(byAccount).length === 0, 60_000);
+
+    const accountId = String(t.admin.accountId);
+    const hog = validateAs(developer, id).then((res) => res);
+    await waitFor(running, (byAccount) => byAccount[accountId] === 1);
+    // The same account's next compile waits its 1 s for a slot that its first holds 2 s and more.
+    const refused = await validateAs(t.admin, id);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ statusCode: 429, code: 'compile_limit_reached' });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // Another account's compile starts while the first account's still runs.
+    const fresh = validateAs(other, otherId).then((res) => res);
+    const both = await waitFor(running, (byAccount) => Object.keys(byAccount).length === 2);
+    expect(both).toEqual({ [accountId]: 1, [String(other.accountId)]: 1 });
+    expect((await fresh).body).toMatchObject({ valid: true, cubesCount: 3 });
+    expect((await hog).body).toMatchObject({ valid: false });
+    // Both ended: every slot is free again.
+    expect(verdicts.shareStats()).toEqual({ running: 0, waiting: 0, byAccount: {} });
   });
 });

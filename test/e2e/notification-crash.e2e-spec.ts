@@ -81,7 +81,14 @@ describe('notification runs with worker processes', () => {
     [sink, fake] = await Promise.all([startSmtpSink(), startDataApiFake({ secret: SECRET })]);
     // This process records and hands over jobs only; worker processes run them.
     t = await startApp({ RUN_JOBS_IN_PROCESS: 'false', OUTBOX_RELAY_INTERVAL_MS: '600000', ...fake.env() });
-    workers = await Workers.open(t, { WORKER_QUEUES: 'default', ...fake.env(), ...sink.env });
+    // A dashboard's first rendering starts Chromium: on a machine the whole suite loads, that can
+    // take longer than the production bound, and a rendering timed out would be retried later.
+    workers = await Workers.open(t, {
+      WORKER_QUEUES: 'default',
+      RENDER_TIMEOUT_MS: '150000',
+      ...fake.env(),
+      ...sink.env,
+    });
     dep = await newDeployment(t, t.admin, 'Crash');
     await t
       .http()
@@ -94,6 +101,9 @@ describe('notification runs with worker processes', () => {
     for (const name of ['ann', 'ben', 'cat'])
       recipients.push(await newUser(t, t.admin, { email: `${name}@acme.test` }));
   }, 60_000);
+
+  // A test that failed while a worker was paused leaves the next one nothing held.
+  afterEach(() => workers.resumeWrites());
 
   afterAll(async () => {
     await workers?.close();
@@ -127,7 +137,7 @@ describe('notification runs with worker processes', () => {
     await workers.pauseWritesTo('notification_deliveries');
     expect(await fireScheduleAt(n.id, '2027-03-01T06:00:00Z')).toBe(1);
     await relay();
-    const blocked = await workers.waitForBlockedWorker(60_000);
+    const blocked = await workers.waitForBlockedWorker(150_000);
     expect(blocked).toHaveLength(1);
     const session = blocked[0].pid;
     const [run] = await t.sql<{ id: string; job_run_id: string; status: string }>(
@@ -171,7 +181,7 @@ describe('notification runs with worker processes', () => {
     // The rendering the dead worker kept was reused: the data API was not asked again.
     expect(fake.requests.filter((r) => r.path.endsWith('/load')).length).toBe(loadsBefore);
     expect(await t.sql(`SELECT 1 FROM notification_runs WHERE notification_id = $1`, [n.id])).toHaveLength(1);
-  }, 180_000);
+  }, 360_000);
   it('never sends again a delivery whose worker was killed while talking to the SMTP server', async () => {
     await workers.killAll();
     const sinkPort = Number(new URL(sink.url).port);
@@ -199,9 +209,10 @@ describe('notification runs with worker processes', () => {
       const sending = await waitFor(
         deliveries,
         (rows) => rows.length === 2 && rows.every((r) => r.status === 'sending'),
-        60_000,
+        150_000,
         100,
       );
+      if (sending.length !== 2) throw new Error(`no deliveries sending: ${await workers.diagnosis()}`);
       expect(sending.map((r) => r.status)).toEqual(['sending', 'sending']);
 
       await killHard(worker);
@@ -227,5 +238,5 @@ describe('notification runs with worker processes', () => {
     } finally {
       await proxy.close();
     }
-  }, 180_000);
+  }, 360_000);
 });

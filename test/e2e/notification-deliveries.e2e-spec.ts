@@ -133,6 +133,8 @@ describe('scheduled notifications: runs and deliveries', () => {
     ).body;
     fake.onLoad((query, ctx) => {
       if (JSON.stringify(query).includes('Broken.')) throw new Error('Cube Broken not found');
+      // Store 13's security context reads nothing: every report fails under it.
+      if (ctx.store === 13) throw new Error('Store 13 is closed');
       return ctx.store === 7
         ? [{ 'Orders.status': 'store-seven-only', 'Orders.count': '7' }]
         : [
@@ -140,7 +142,10 @@ describe('scheduled notifications: runs and deliveries', () => {
             { 'Orders.status': 'open', 'Orders.count': '5' },
           ];
     });
-    fake.onSql(() => ({ columns: ['revenue'], rows: [{ revenue: 1234.5 }] }));
+    fake.onSql((_sql, ctx) => {
+      if (ctx.store === 13) throw new Error('Store 13 is closed');
+      return { columns: ['revenue'], rows: [{ revenue: 1234.5 }] };
+    });
     alice = await newUser(t, t.admin, { email: 'alice@acme.test' });
     bob = await newUser(t, t.admin, { email: 'bob@acme.test' });
     flaky = await newUser(t, t.admin, { email: 'flaky@acme.test' });
@@ -370,6 +375,143 @@ describe('scheduled notifications: runs and deliveries', () => {
     expect(runs).toHaveLength(1);
     expect(await deliveries(empty.id)).toEqual([]);
     expect(sink.messages.length).toBe(total);
+  });
+
+  describe('when every report fails', () => {
+    const owner = () => t.admin.email;
+    const runOf = async (id: number) =>
+      (
+        await t.sql<{ status: string; error: string | null }>(
+          `SELECT status, error FROM notification_runs WHERE notification_id = $1`,
+          [id],
+        )
+      )[0];
+    const jobOf = async (id: number) =>
+      (
+        await t.sql<{ status: string; error: string | null }>(
+          `SELECT status, error FROM job_runs WHERE owner = $1 AND job = 'notification.run'`,
+          [`notification:${id}`],
+        )
+      )[0];
+
+    it('mails nobody an email of errors only: the run fails saying why, and the owner is told', async () => {
+      const as = admin();
+      const wb = (
+        await t
+          .http()
+          .post(`/api/v1/deployments/${dep}/workbooks`)
+          .set(as)
+          .send({ name: 'Broken book' })
+          .expect(200)
+      ).body.id as number;
+      const report = await newReport(t, t.admin, dep, {
+        name: 'Only broken',
+        workbookId: wb,
+        jsonQuery: JSON.stringify({ measures: ['Broken.count'] }),
+      });
+      const broken = (
+        await t
+          .http()
+          .post(`/api/v1/deployments/${dep}/workbooks/${wb}/publish`)
+          .set(as)
+          .send({
+            workbookId: wb,
+            title: 'Broken board',
+            config: {
+              widgets: [
+                {
+                  id: 'w0',
+                  type: 'CHART',
+                  position: { x: 0, y: 0, w: 6, h: 4 },
+                  config: { reportId: report.id },
+                },
+              ],
+            },
+          })
+          .expect(200)
+      ).body as Json;
+      const n = await create({ dashboardId: broken.id, hour: 13 });
+      await addRecipients(n.id, [
+        { type: 'USER', userId: alice.userId },
+        {
+          type: 'EMBED_USER',
+          embedTenantName: 'retail',
+          externalId: 'dave@retail.test',
+          securityContext: { store: 7 },
+        },
+      ]);
+      const toAlice = sink.messagesTo(alice.email).length;
+      const toOwner = sink.messagesTo(owner()).length;
+      await fireAt(n.id, '2027-06-03T13:00:00Z');
+      const items = await settled(n.id, 3);
+
+      // The recipients got nothing; their deliveries say why.
+      expect(sink.messagesTo(alice.email)).toHaveLength(toAlice);
+      expect(sink.messagesTo('dave@retail.test')).toEqual([]);
+      const why =
+        /^Not sent: The one report of the dashboard failed, so the email would hold only errors: data_api_query_invalid: .*Cube Broken not found/;
+      for (const email of [alice.email, 'dave@retail.test']) {
+        expect(items.find((d) => d.email === email)).toMatchObject({
+          status: 'failed',
+          attempts: 0,
+          sentAt: null,
+          lastError: expect.stringMatching(why),
+        });
+      }
+      // The owner got one notice saying why, without an attachment.
+      expect(items.find((d) => d.recipientType === 'OWNER')).toMatchObject({
+        userId: t.admin.userId,
+        email: owner(),
+        status: 'sent',
+      });
+      const notices = sink.messagesTo(owner()).slice(toOwner);
+      expect(notices).toHaveLength(1);
+      expect(notices[0].subject).toBe('Broken board: scheduled report not sent');
+      expect(notices[0].text).toContain('None of its 2 recipients were mailed');
+      expect(notices[0].text).toContain('Only broken: The data API of deployment');
+      expect(notices[0].text).toContain('Cube Broken not found');
+      expect(notices[0].attachments).toEqual([]);
+      // The run's history, and its job, say it failed and why.
+      const run = await runOf(n.id);
+      expect(run.status).toBe('failed');
+      expect(run.error).toMatch(/^Nobody was mailed: The one report of the dashboard failed/);
+      expect(run.error).toContain(`the notification’s owner (${owner()}) is told by email`);
+      expect(await jobOf(n.id)).toEqual({ status: 'failed', error: run.error });
+    });
+
+    it('mails the recipients whose reports were read, and not those under whose context every report failed', async () => {
+      const n = await create({ hour: 14 });
+      await addRecipients(n.id, [
+        { type: 'USER', userId: bob.userId },
+        {
+          type: 'EMBED_USER',
+          embedTenantName: 'retail',
+          externalId: 'erin@retail.test',
+          securityContext: { store: 13 },
+        },
+      ]);
+      const toBob = sink.messagesTo(bob.email).length;
+      const toOwner = sink.messagesTo(owner()).length;
+      await fireAt(n.id, '2027-06-03T14:00:00Z');
+      const items = await settled(n.id, 3);
+
+      expect(sink.messagesTo(bob.email)).toHaveLength(toBob + 1);
+      expect(sink.messagesTo('erin@retail.test')).toEqual([]);
+      expect(items.find((d) => d.email === bob.email)).toMatchObject({ status: 'sent' });
+      expect(items.find((d) => d.email === 'erin@retail.test')).toMatchObject({
+        status: 'failed',
+        lastError: expect.stringMatching(
+          /^Not sent: All 3 reports of the dashboard failed, so the email would hold only errors: .*Store 13 is closed/,
+        ),
+      });
+      const notices = sink.messagesTo(owner()).slice(toOwner);
+      expect(notices).toHaveLength(1);
+      expect(notices[0].text).toContain('1 of its 2 recipients were not mailed');
+      const run = await runOf(n.id);
+      expect(run.status).toBe('delivering');
+      expect(run.error).toMatch(/^1 of 2 recipients were not mailed, every report having failed/);
+      expect((await jobOf(n.id)).status).toBe('succeeded');
+    });
   });
 
   it('answers 401, 403 and 404 on the deliveries route', async () => {

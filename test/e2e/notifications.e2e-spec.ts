@@ -769,6 +769,45 @@ describe('scheduled notifications: routes and schedule rules', () => {
       expect(await firedFor(dailyId)).toEqual(['2027-02-04T10:00:00.000Z']);
     });
 
+    it('on an installation without SMTP, a run fails at once naming SMTP_URL and SMTP_FROM', async () => {
+      const id = (await create(daily({ hour: 11 })).expect(200)).body.id as number;
+      await t
+        .http()
+        .post(`${base()}/${id}/recipients`)
+        .set(admin())
+        .send({ recipients: [{ type: 'USER', userId: developer.userId }] })
+        .expect(200);
+      await only(id);
+      const schedule = await scheduleOf(id);
+      await t.sql(`UPDATE job_schedules SET next_run_at = $1 WHERE id = $2`, [
+        '2027-05-02T11:00:00Z',
+        schedule.id,
+      ]);
+      await schedules().fireDue({ now: new Date('2027-05-02T11:00:05Z') });
+      const reason =
+        'Mail is not configured on this installation: set SMTP_URL and SMTP_FROM to send notifications';
+      const [run] = await waitFor(
+        () =>
+          t.sql<{ status: string; error: string | null }>(
+            `SELECT status, error FROM notification_runs WHERE notification_id = $1`,
+            [id],
+          ),
+        (rows) => rows[0]?.status === 'failed',
+        20_000,
+      );
+      expect(run).toEqual({ status: 'failed', error: reason });
+      const deliveries = (await t.http().get(`${base()}/${id}/deliveries`).set(admin()).expect(200)).body
+        .items as Json[];
+      expect(deliveries).toEqual([
+        expect.objectContaining({ email: developer.email, status: 'failed', attempts: 0, lastError: reason }),
+      ]);
+      const [job] = await t.sql<{ status: string; error: string }>(
+        `SELECT status, error FROM job_runs WHERE owner = $1 AND job = 'notification.run'`,
+        [`notification:${id}`],
+      );
+      expect(job).toEqual({ status: 'failed', error: reason });
+    });
+
     it('a disabled notification does not fire', async () => {
       const id = (await create(daily({ notificationEnabled: false })).expect(200)).body.id as number;
       const schedule = await scheduleOf(id);

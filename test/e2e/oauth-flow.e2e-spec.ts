@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { SecretBoxService } from '../../src/core/crypto/secret-box.service.js';
+import { parseOutboundAllowList } from '../../src/core/net/outbound-address.js';
 import {
   FetchOAuthTokenClient,
   OAuthTokenExchangeError,
@@ -133,7 +134,8 @@ describe('per-user OAuth tokens and the authorization-code flow', () => {
     t.http().get(`${TOKENS}/${id}`).set(bearer(actor.token));
 
   beforeAll(async () => {
-    t = await startApp();
+    // The provider is a loopback server: opened to the outbound rule for this app alone.
+    t = await startApp({ OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' });
     server = await OAuthTestServer.start(CLIENT);
     other = await newAccount(t, 'globex');
     alice = await userWith(t.admin, ['OAuthIntegrationsIssueTokens']);
@@ -516,7 +518,10 @@ describe('per-user OAuth tokens and the authorization-code flow', () => {
 
     it('gives up on a token endpoint that does not answer in time', async () => {
       server.settings.tokenDelayMs = 2_000;
-      const client = Object.assign(new FetchOAuthTokenClient(), { timeoutMs: 200 });
+      const client = Object.assign(new FetchOAuthTokenClient(), {
+        timeoutMs: 200,
+        allow: parseOutboundAllowList('127.0.0.1'),
+      });
       // Had the client waited for the endpoint, the exchange would have succeeded after 2 s.
       const attempt = client.exchangeCode({
         tokenUrl: server.tokenUrl,
@@ -628,13 +633,13 @@ describe('per-user OAuth tokens and the authorization-code flow', () => {
   });
 
   describe('DELETE /api/v1/user-oauth-tokens/{integrationId}', () => {
-    it('forgets the caller’s token and pending authorizations (204), then 404', async () => {
+    it('forgets the caller’s token and pending authorizations (200), then 404', async () => {
       const user = await userWith(t.admin, ['OAuthIntegrationsIssueTokens']);
       expect((await connect(user)).res.status).toBe(200);
       const pending = await initiateOk(user);
       const res = await t.http().delete(`${TOKENS}/${integrationId}`).set(bearer(user.token));
-      expect(res.status).toBe(204);
-      expect(res.text).toBe('');
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ success: true });
       expect(await tokenRow(user.userId)).toBeUndefined();
       expect(await stateCount(user.userId)).toBe(0);
       const location = await authorize(pending.authorizationUrl);
@@ -669,7 +674,7 @@ describe('per-user OAuth tokens and the authorization-code flow', () => {
       expect((await connect(user)).res.status).toBe(200);
       await initiateOk(user);
       const res = await t.http().delete(`/api/v1/users/${user.userId}`).set(bearer(t.admin.token));
-      expect(res.status).toBe(204);
+      expect(res.status).toBe(200);
       expect(await t.sql(`SELECT 1 FROM user_oauth_tokens WHERE user_id = $1`, [user.userId])).toEqual([]);
       expect(await stateCount(user.userId)).toBe(0);
     });

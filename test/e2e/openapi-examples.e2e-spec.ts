@@ -31,6 +31,7 @@ const MAIN_OPERATIONS = [
   'postTokenBySessionId',
   'revokeSession',
   'createScimUser',
+  'createApiKey',
 ];
 
 /**
@@ -53,7 +54,7 @@ const MUST_SUCCEED = new Set([
   'connectReportToWorkbook sheets',
   'connectReportToWorkbook excel',
   'createUser developer',
-  'createUser admin',
+  'createUser viewer',
   'updateUser roles',
   'updateUser deactivate',
   'replaceUserPolicies none',
@@ -62,6 +63,8 @@ const MUST_SUCCEED = new Set([
   'createUserGroup finance',
   'provisionEmbedUser minimal',
   'createScimUser okta',
+  'createApiKey ci',
+  'createApiKey expiring',
 ]);
 
 /** Codes of a refused request shape, as opposed to a domain answer about existing data. */

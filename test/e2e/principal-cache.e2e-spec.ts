@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { issueToken } from '../../src/core/auth/token.js';
 import { createTestDatabase, dropTestDatabase } from '../support/database.js';
 import { startProcess, type Json, type Proc } from '../support/process.js';
 
@@ -61,6 +62,26 @@ describe('principal cache (two API processes)', () => {
     expect(last).toBe(expected);
   };
 
+  /**
+   * A key of the user's own, written as ApiKeysService.issue writes it (the token's hash and
+   * prefix from `issueToken`): what `cli token` does, without a process start per user.
+   */
+  const keyFor = async (userId: number): Promise<string> => {
+    const issued = issueToken();
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await client.query(
+        `INSERT INTO api_keys (account_id, user_id, name, token_hash, token_prefix)
+         SELECT account_id, id, 'test', $2, $3 FROM users WHERE id = $1`,
+        [userId, issued.hash, issued.prefix],
+      );
+    } finally {
+      await client.end();
+    }
+    return issued.token;
+  };
+
   /** A new console user of the account with its own token. */
   const newUser = async (email: string, defaultRoles: string[]) => {
     const created = await call(0, 'POST', '/api/v1/users', admin, {
@@ -69,8 +90,7 @@ describe('principal cache (two API processes)', () => {
       defaultRoles,
     });
     expect(created.status).toBe(200);
-    const { token } = await cli('token', '--account', 'acme', '--email', email);
-    return { id: created.body.id as number, token: token as string };
+    return { id: created.body.id as number, token: await keyFor(created.body.id as number) };
   };
 
   const ME = '/api/v1/users/me';

@@ -5,7 +5,7 @@ import net from 'node:net';
 import { promisify } from 'node:util';
 import { createTestDatabase, dropTestDatabase, REDIS_URL } from '../support/database.js';
 import { waitFor } from '../support/factories.js';
-import { getJson as get, startProcess, type Json, type Proc } from '../support/process.js';
+import { getJson as get, reposDirOf, startProcess, type Json, type Proc } from '../support/process.js';
 
 const run = promisify(execFile);
 const MAIN = 'dist/src/main.js';
@@ -113,6 +113,16 @@ describe('the API process on PostgreSQL and Redis', () => {
     expect(proc.output()).not.toContain(token);
   });
 
+  it("keeps idle connections open longer than a load balancer does (65 s, not Node's 5 s)", async () => {
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      const answer = await keepAliveGet(agent, port, '/api/v1/users/me', token);
+      expect(answer).toMatchObject({ status: 200, keepAlive: 'timeout=65' });
+    } finally {
+      agent.destroy();
+    }
+  });
+
   it('finishes in-flight requests on SIGTERM, then exits 0', async () => {
     // A request whose body is still arriving when the signal comes.
     const pending = new Promise<number>((resolve, reject) => {
@@ -152,13 +162,19 @@ function keepAliveGet(
   port: number,
   url: string,
   token: string,
-): Promise<{ status: number; connection: string | undefined }> {
+): Promise<{ status: number; connection: string | undefined; keepAlive: string | undefined }> {
   return new Promise((resolve, reject) => {
     const req = http.get(
       { host: '127.0.0.1', port, path: url, agent, headers: { Authorization: `Bearer ${token}` } },
       (res) => {
         res.resume();
-        res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode!,
+            connection: res.headers.connection,
+            keepAlive: res.headers['keep-alive'] as string | undefined,
+          }),
+        );
       },
     );
     req.on('error', reject);
@@ -236,7 +252,12 @@ describe('graceful shutdown with keep-alive clients', () => {
           },
           (res) => {
             res.resume();
-            res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection }));
+            res.on('end', () =>
+              resolve({
+                status: res.statusCode!,
+                connection: res.headers.connection,
+              }),
+            );
           },
         );
         req.on('error', reject);
@@ -269,10 +290,12 @@ describe('graceful shutdown with keep-alive clients', () => {
   }, 90_000);
 
   it('`npm start` is stopped by SIGTERM to the npm process: the server exits and frees its port', async () => {
+    const treeBefore = await gitStatus();
     const child = spawn('npm', ['start', '--silent'], {
       env: {
         ...process.env,
         DATABASE_URL: db.url,
+        REPOS_DIR: reposDirOf({ DATABASE_URL: db.url }),
         REDIS_URL,
         QUEUE_PREFIX: `n${randomBytes(4).toString('hex')}`,
         PORT: '0',
@@ -303,6 +326,8 @@ describe('graceful shutdown with keep-alive clients', () => {
       expect(out).toContain('SIGTERM received');
       // The server went with npm: nothing holds the port any more.
       expect(await portIsFree(port)).toBe(true);
+      // Installing, building and running left the working tree as it was.
+      expect(await gitStatus()).toEqual(treeBefore);
     } finally {
       try {
         process.kill(-child.pid!, 'SIGKILL');
@@ -311,4 +336,54 @@ describe('graceful shutdown with keep-alive clients', () => {
       }
     }
   }, 150_000);
+
+  it("the README's worker line (`npm run start:worker` beside `npm start`) starts in the same mode, with the same key", async () => {
+    // The README gives both processes only DATABASE_URL and REDIS_URL: no NODE_ENV, no SECRETS_KEY.
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: db.url,
+      REPOS_DIR: reposDirOf({ DATABASE_URL: db.url }),
+      REDIS_URL,
+      QUEUE_PREFIX: `w${randomBytes(4).toString('hex')}`,
+      LOG_LEVEL: 'info',
+    };
+    delete env.NODE_ENV;
+    delete env.SECRETS_KEY;
+    const child = spawn('npm', ['run', 'start:worker', '--silent'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const started = await waitFor(
+        () => Promise.resolve(out),
+        (o) => /worker started/.test(o) || child.exitCode !== null,
+        120_000,
+        100,
+      );
+      expect(started).toMatch(/worker started/);
+      // `npm start`'s mode: development, on the development key, as the API started by
+      // `npm start` with the same lines (a production worker would have exited 1 here).
+      expect(started).not.toContain('SECRETS_KEY is required in production');
+      expect(started).toContain('SECRETS_KEY is not set: secrets use the development key');
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // The group is gone.
+      }
+    }
+  }, 150_000);
 });
+
+/** `git status --porcelain` of the checkout the tests run in. */
+async function gitStatus(): Promise<string> {
+  const { stdout } = await run('git', ['status', '--porcelain', '--untracked-files=all']);
+  return stdout;
+}

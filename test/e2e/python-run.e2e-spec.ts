@@ -312,7 +312,7 @@ describe('python runs', () => {
         .http()
         .delete(reportsPath(s.dep, `/${report.id}`))
         .set(as)
-        .expect(204);
+        .expect(200);
       const after = await t.http().get(`/api/v1/deployments/${s.dep}/workbooks/${wb}`).set(as);
       expect(after.body.publishedDashboard.reportSnapshots).toEqual([]);
     });
@@ -397,30 +397,64 @@ describe('python runs', () => {
       }
     });
 
-    it('refuses a run past the process’s limit at once with 503 python_sandbox_busy', async () => {
-      // PYTHON_POOL_SIZE=1: a process takes 8 runs at once. Eight wait on a data API that hangs.
+    it('gives each account its share: past two runs an account gets 429, and another account’s run is taken', async () => {
+      // PYTHON_ACCOUNT_CONCURRENCY=2 (the default) of the process's 8. Eight runs of one account's
+      // embed user wait on a data API that hangs: two are taken, six refused at once.
+      const other = await setUp(t, await newAccount(t, 'python-other'), fake);
+      const otherToken = await other.embedToken({ securityContext: context });
       const before = fake.requests.length;
       fake.hang();
+      const answers: Array<{ status: number; body: unknown; headers: Record<string, string> }> = [];
       const pending = Array.from({ length: 8 }, (_, i) =>
-        run(body(s.python, { sqlQuery: `${SQL} -- busy ${i}` })).then((res) => res),
+        run(body(s.python, { sqlQuery: `${SQL} -- flood ${i}` })).then((res) => {
+          answers.push(res);
+          return res;
+        }),
       );
+      let otherRun: Promise<{ status: number; body: unknown }> | undefined;
       try {
-        const arrived = await waitFor(
-          () => Promise.resolve(fake.requests.length - before),
+        await waitFor(
+          () => Promise.resolve(answers.length + fake.requests.length - before),
           (n) => n === 8,
         );
-        expect(arrived).toBe(8);
-        const busy = await run(body(s.python, { sqlQuery: `${SQL} -- busy 8` }));
-        expectError(busy, 503, 'python_sandbox_busy');
-        expect(fake.requests.length - before).toBe(8);
+        expect(fake.requests.length - before).toBe(2);
+        expect(answers).toHaveLength(6);
+        for (const refused of answers) {
+          expectError(refused, 429, 'python_run_limit_reached');
+          expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+        }
+        // The other account's run is taken (it reaches the data API) while the flood holds its two.
+        otherRun = t
+          .http()
+          .post(runPath(other.dashboard.publicId))
+          .set(bearer(otherToken))
+          .send({
+            reportId: other.python,
+            reportVersionId: other.snapshotOf(other.python).id,
+            sqlQuery: `${SQL} -- other`,
+          })
+          .then((res) => res);
+        await waitFor(
+          () => Promise.resolve(fake.requests.length - before),
+          (n) => n === 3,
+        );
+        expect(fake.requests.length - before).toBe(3);
       } finally {
         fake.release(503);
       }
-      for (const res of await Promise.all(pending)) expectError(res, 503, 'data_api_unavailable');
-      // The eight are done: the next run is taken.
+      const settled = await Promise.all(pending);
+      expect(settled.filter((res) => res.status === 503)).toHaveLength(2);
+      for (const res of settled.filter((r) => r.status === 503))
+        expectError(res, 503, 'data_api_unavailable');
+      expectError(await otherRun, 503, 'data_api_unavailable');
+      // The account's runs are done: its next run is taken.
       fake.reset();
       fake.onSql(() => ({ columns: ['status', 'amount'], rows: ROWS }));
-      expectError(await run(body(s.plain)), 400, 'report_has_no_python');
+      const next = await run(body(s.python, { sqlQuery: `${SQL} -- after the flood` }));
+      expect({ status: next.status, output: next.body.outputData }).toEqual({
+        status: 200,
+        output: { total: 17.5, statuses: ['open', 'shipped'] },
+      });
     });
 
     it(
@@ -557,5 +591,36 @@ describe('python runs where the sandbox cannot be set up', () => {
     expect(res.body.message).toContain('bubblewrap');
     expect(res.headers['retry-after']).toBeDefined();
     expect(fake.requests.length).toBe(before);
+  });
+});
+
+describe('python runs where no data API is configured', () => {
+  let fake: DataApiFake;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    // The fake only lends its secret: neither DATA_API_URL_TEMPLATE nor DEPLOYMENT_DOMAIN is set.
+    fake = await startDataApiFake({ secret: 'python-run-secret-'.repeat(3) });
+    t = await startApp({ PYTHON_POOL_SIZE: '0' });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await fake?.close();
+  });
+
+  it('answers 409 data_api_not_configured naming the settings, never "retry shortly"', async () => {
+    const s = await setUp(t, t.admin, fake);
+    const token = await s.embedToken();
+    const res = await t
+      .http()
+      .post(runPath(s.dashboard.publicId))
+      .set(bearer(token))
+      .send({ reportId: s.python, reportVersionId: s.snapshotOf(s.python).id, sqlQuery: SQL });
+    expectError(res, 409, 'data_api_not_configured');
+    expect(res.body.message).toContain('DATA_API_URL_TEMPLATE');
+    expect(res.body.message).toContain('DEPLOYMENT_DOMAIN');
+    expect(res.body.message).not.toMatch(/retry/i);
+    expect(res.headers['retry-after']).toBeUndefined();
+    expect(fake.requests).toEqual([]);
   });
 });

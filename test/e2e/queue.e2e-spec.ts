@@ -529,10 +529,12 @@ describe('job queue', () => {
       // the run back in `queued`, the job failed.
       const orphan = await queuedBuild();
       await job(orphan, 'failed', 'Error: git is unreachable');
-      // A failed job with a retry still waiting: the run is not abandoned.
+      // A failed job with a retry still waiting: the run is not abandoned. The retry is written
+      // first: the app's own relay may pass between the two writes, and a failed job alone is
+      // the orphan above.
       const retried = await queuedBuild();
-      await job(retried, 'failed', 'Error: first try');
       await job(retried, 'pending', null);
+      await job(retried, 'failed', 'Error: first try');
       await t.app.get(OutboxRelay).relayOnce();
       expect(await buildRow(t, orphan.buildId)).toMatchObject({
         status: 'failed',
@@ -620,7 +622,34 @@ describe('job queue', () => {
       expect(await outboxOf(build.id)).toMatchObject({ status: 'dispatched', dispatches: 2 });
       expect(await workers.redis.exists(bullKey(`outbox-${row.id}-2`))).toBe(1);
 
-      await workers.start();
+      // No worker consumes the builds queue, and its job has waited past QUEUE_STALL_SECONDS (an
+      // hour ago, as the test tells it): the API is not ready, and says which queue waits.
+      await t.sql(`UPDATE job_outbox SET created_at = now() - interval '1 hour' WHERE id = $1`, [row.id]);
+      const stalled = await t.http().get('/health/ready');
+      expect(stalled.status).toBe(503);
+      expect(stalled.body.queues).toEqual({
+        status: 'down',
+        detail: expect.stringContaining('queue builds: 1 job waiting'),
+        stalled: expect.arrayContaining([{ queue: 'builds', jobs: 1, waitingSeconds: expect.any(Number) }]),
+      });
+
+      const worker = await workers.start();
+      // The worker says it consumes every queue (its heartbeat, by the database's clock).
+      const consumers = await waitFor(
+        () =>
+          t.sql<{ queue: string; pid: number; fresh: boolean }>(
+            `SELECT queue, pid, last_seen > now() - interval '1 minute' AS fresh FROM job_consumers
+             WHERE pid = $1 ORDER BY queue`,
+            [worker.child.pid],
+          ),
+        (rows) => rows.length === 2,
+        10_000,
+        100,
+      );
+      expect(consumers).toEqual([
+        { queue: 'builds', pid: worker.child.pid, fresh: true },
+        { queue: 'default', pid: worker.child.pid, fresh: true },
+      ]);
       const done = await waitFor(
         () => buildRow(t, build.id),
         (b) => b?.status === 'succeeded',
@@ -637,6 +666,7 @@ describe('job queue', () => {
           )
         ).status,
       ).toBe('done');
+      expect((await t.http().get('/health/ready')).status).toBe(200);
     });
 
     it('finishes a build exactly once when its worker is killed (kill -9) in the middle of it', async () => {
@@ -654,6 +684,7 @@ describe('job queue', () => {
         id: row.id,
         name: 'deployment.build',
         payload: { buildId },
+        accountId: t.admin.accountId,
         handover: 1,
         runId,
         attempts: 0,
@@ -665,6 +696,12 @@ describe('job queue', () => {
       const mid = await buildRow(t, buildId);
       expect(mid).toMatchObject({ status: 'running', attempts: 1, phase: 'checkout', finished_at: null });
       expect(mid.lease_until!.getTime()).toBeGreaterThan(Date.now());
+      // By default (JOB_LEASE_SECONDS) the lease is short: were the worker killed now, its run
+      // would be taken over within about a minute, once the lease ran out, at the next relay pass.
+      expect(mid.lease_until!.getTime() - Date.now()).toBeLessThanOrEqual(
+        t.config.queue.jobLeaseSeconds * 1000,
+      );
+      expect(t.config.queue.jobLeaseSeconds).toBeLessThanOrEqual(55);
 
       // Killed (kill -9) and the lock released, the dead worker's session runs its waiting
       // statement, then ends once PostgreSQL notices the client is gone.

@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { AccountsService } from '../../src/modules/users/accounts.service.js';
-import { bearer, expectErrorShape, startApp, type TestApp } from '../support/app.js';
+import type { Response } from 'supertest';
+import { bearer, expectErrorShape, newAccount, startApp, type TestApp } from '../support/app.js';
 import { REDIS_URL } from '../support/database.js';
+import { postDeployment } from '../support/factories.js';
+import { expectScimError, SCIM } from '../support/scim.js';
 import { freePort } from '../support/process.js';
 import { RedisProcess } from '../support/redis-process.js';
 
@@ -62,24 +65,81 @@ describe.each([
 
   const from = (address: string) => ({ 'X-Forwarded-For': address });
 
-  it('refuses an address with 429 after N junk tokens, whatever token it sends next', async () => {
+  /** 429 `rate_limited` with a Retry-After within the window, and no challenge. */
+  const expectLockedOut = (res: Response) => {
+    expect(res.status).toBe(429);
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect(res.headers['www-authenticate']).toBeUndefined();
+  };
+
+  it('refuses an address’s failed authentications with 429 after N junk tokens, never its valid ones', async () => {
     const client = from('203.0.113.10');
     for (let i = 0; i < 3; i++) {
       // Every junk token is new, so the per-token limit alone would never refuse them.
       const res = await t.http().get(ME).set(client).set('Authorization', JUNK());
       expect(res.status).toBe(401);
     }
-    for (const auth of [JUNK(), `Bearer ${t.admin.token}`, undefined]) {
+    for (const auth of [JUNK(), 'Bearer not-even-a-token', undefined]) {
       const req = t.http().get(ME).set(client);
       const res = auth ? await req.set('Authorization', auth) : await req;
-      expect(res.status).toBe(429);
+      expectLockedOut(res);
       expectErrorShape(res.body, 429, 'rate_limited');
-      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
-      expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(60);
     }
+    expect((await t.http().get(ME).set(client).set(bearer(t.admin.token))).status).toBe(200);
     // The probes stay open to it, and other addresses are not affected.
     expect((await t.http().get('/health/live').set(client)).status).toBe(200);
-    expect((await t.http().get(ME).set(from('203.0.113.11')).set(bearer(t.admin.token))).status).toBe(200);
+    expect((await t.http().get(ME).set(from('203.0.113.11')).set('Authorization', JUNK())).status).toBe(401);
+  });
+
+  it('lets every valid credential through from an address 40 junk tokens locked out, of any account', async () => {
+    // One company behind one NAT: a stale client floods the address with bad tokens, while the
+    // users of two accounts, an identity provider's SCIM client and an embedded dashboard go on.
+    const client = from('203.0.113.40');
+    const other = await newAccount(t, `nat${randomBytes(3).toString('hex')}`);
+    const deployment = await postDeployment(t, t.admin);
+    const generated = await t
+      .http()
+      .post('/api/v1/embed/generate-session')
+      .set(bearer(t.admin.token))
+      .send({ deploymentId: deployment.id, externalId: 'nat-user' });
+    expect(generated.status).toBe(200);
+    const exchange = (sessionId: string) =>
+      t.http().post('/api/v1/embed/session/token').set(client).send({ sessionId });
+
+    const statuses = [];
+    for (let i = 0; i < 40; i++)
+      statuses.push((await t.http().get(ME).set(client).set('Authorization', JUNK())).status);
+    expect(statuses).toEqual([...Array<number>(3).fill(401), ...Array<number>(37).fill(429)]);
+
+    for (const actor of [t.admin, other])
+      expect((await t.http().get(ME).set(client).set(bearer(actor.token))).body.email).toBe(actor.email);
+    const scim = await t.http().get(`${SCIM}/Users?count=1`).set(client).set(bearer(other.token));
+    expect(scim.status).toBe(200);
+    const session = await exchange(generated.body.sessionId);
+    expect(session.status).toBe(200);
+    // A valid embed token passes the guard: the unknown dashboard is the route's own 404.
+    const embedded = await t
+      .http()
+      .get('/api/v1/embed/dashboard/R00000000000')
+      .set(client)
+      .set(bearer(session.body.token));
+    expect(embedded.status).toBe(404);
+
+    // Every failure from the address is still refused, in the shape of the route's protocol.
+    const junk = await t.http().get(ME).set(client).set('Authorization', JUNK());
+    expectLockedOut(junk);
+    expectErrorShape(junk.body, 429, 'rate_limited');
+    const scimJunk = await t.http().get(`${SCIM}/Users`).set(client).set('Authorization', JUNK());
+    expectLockedOut(scimJunk);
+    expectScimError(scimJunk, 429);
+    expectLockedOut(await exchange(randomBytes(16).toString('hex')));
+    expectLockedOut(await exchange(generated.body.sessionId)); // used: a failure now
+    const [head, payload] = (session.body.token as string).split('.');
+    const forged = `${head}.${payload}.${randomBytes(32).toString('base64url')}`;
+    expectLockedOut(
+      await t.http().get('/api/v1/embed/dashboard/R00000000000').set(client).set(bearer(forged)),
+    );
   });
 
   it('counts only failures: successful requests never spend the budget', async () => {
@@ -130,10 +190,15 @@ describe('limits shared by replicas through Redis', () => {
   it('spends one budget of failed authentications across both instances', async () => {
     expect((await a.http().get(ME).set('Authorization', JUNK())).status).toBe(401);
     expect((await b.http().get(ME).set('Authorization', JUNK())).status).toBe(401);
-    const refused = await a.http().get(ME).set(bearer(a.admin.token));
-    expect(refused.status).toBe(429);
-    expectErrorShape(refused.body, 429, 'rate_limited');
-    expect((await b.http().get(ME).set(bearer(b.admin.token))).status).toBe(429);
+    // Each instance now refuses the address's failures: the two were counted together.
+    for (const t of [a, b]) {
+      const refused = await t.http().get(ME).set('Authorization', JUNK());
+      expect(refused.status).toBe(429);
+      expectErrorShape(refused.body, 429, 'rate_limited');
+    }
+    // A valid token still passes. (Two apps in one Jest process look tokens up in the database
+    // of the last one started, b: nestjs-cls keeps one transaction host per process.)
+    expect((await b.http().get(ME).set(bearer(b.admin.token))).status).toBe(200);
     expect(await redis.keys(`${prefix}:auth-failures:*`)).toHaveLength(1);
     // Free the address again for the next test.
     await redis.del(...(await redis.keys(`${prefix}:auth-failures:*`)));

@@ -769,8 +769,8 @@ describe('reports', () => {
         { resourceType: 'Report', resources: [String(r.id)], actions: ['ReportRead'] },
       ]);
       const res = await remove(r.id);
-      expect(res.status).toBe(204);
-      expect(res.text).toBe('');
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ success: true });
       expect(await t.sql(`SELECT 1 FROM reports WHERE id = $1`, [r.id])).toEqual([]);
       expect(await t.sql(`SELECT 1 FROM report_placements WHERE report_id = $1`, [r.id])).toEqual([]);
       expect(await t.sql(`SELECT 1 FROM report_views WHERE report_id = $1`, [r.id])).toEqual([]);
@@ -799,7 +799,7 @@ describe('reports', () => {
       const own = await newReport(t, explorer, deploymentId, { name: 'Mine' });
       expect(own.canManage).toBe(true);
       const res = await remove(own.id, explorer);
-      expect(res.status).toBe(204);
+      expect(res.status).toBe(200);
     });
   });
 

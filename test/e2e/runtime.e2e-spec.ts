@@ -25,7 +25,7 @@ describe('pods and logs with no runtime configured', () => {
     id = res.body.id;
     const build = await waitFor(
       async () => (await get('build-status')).body as { status: string },
-      (s) => s.status !== 'building',
+      (s) => s.status !== 'queued' && s.status !== 'building',
       60_000,
       250,
     );

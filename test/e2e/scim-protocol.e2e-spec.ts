@@ -781,5 +781,35 @@ describe('SCIM protocol (RFC 7644)', () => {
       expectScimError(await anonymous.get(path), 401);
       expectScimError(await viewerScim.get(path), 403);
     });
+
+    it.each([
+      '/ServiceProviderConfig',
+      '/ResourceTypes',
+      '/ResourceTypes/User',
+      '/Schemas',
+      `/Schemas/${USER_URN}`,
+    ])('GET %s ignores query parameters, and answers a filter 403 (section 4)', async (path) => {
+      // One Host for both, so the locations compare.
+      const host = { Host: 'idp-test.example' };
+      const plain = await scim.get(path, host);
+      const ignored = await scim.get(
+        `${path}?attributes=id&excludedAttributes=meta&count=1&startIndex=2&x=1`,
+        host,
+      );
+      expectScimJson(ignored, 200);
+      expect(ignored.body).toEqual(plain.body);
+      const filtered = await scim.get(`${path}?filter=${encodeURIComponent('id eq "User"')}&x=1`);
+      expectScimError(filtered, 403);
+      expect(filtered.body.detail).toMatch(/filter/);
+      // The token and the admin check still come first.
+      expectScimError(await anonymous.get(`${path}?filter=x`), 401);
+      expectScimError(await viewerScim.get(`${path}?filter=x`), 403);
+    });
+
+    it('keeps refusing undeclared query parameters everywhere else in SCIM', async () => {
+      expectScimError(await scim.get('/Users?x=1'), 400);
+      expectScimError(await scim.get(`/Users/${alice.id}?filter=${encodeURIComponent('userName pr')}`), 400);
+      expectScimError(await scim.get('/Groups?startIndex=1&dryRun=true'), 400);
+    });
   });
 });

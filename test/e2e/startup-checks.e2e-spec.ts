@@ -1,5 +1,8 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { Client } from 'pg';
 import { createTestDatabase, dropTestDatabase } from '../support/database.js';
 import { startProcess, type Proc } from '../support/process.js';
 
@@ -27,6 +30,42 @@ describe('start-up checks of the API process', () => {
     for (const name of ['TLS_CERT_FILE', 'TLS_KEY_FILE', 'TRUST_PROXY', 'ALLOW_HTTP', 'https_required'])
       expect({ name, found: out.includes(name) }).toEqual({ name, found: true });
     expect(out).not.toContain('listening on');
+  });
+
+  it('refuses to start on a REPOS_DIR another installation marked, naming both installations', async () => {
+    const db = await createTestDatabase();
+    const reposDir = fs.mkdtempSync(path.join(os.tmpdir(), 'startup-repos-'));
+    const other = randomUUID();
+    fs.writeFileSync(
+      path.join(reposDir, 'installation.json'),
+      JSON.stringify({ installation: other, database: 'elsewhere:5432/other' }),
+    );
+    const client = new Client({ connectionString: db.url });
+    try {
+      await client.connect();
+      // A copy of the template holds the template's id: a new database is a new installation.
+      const [{ id }] = (
+        await client.query<{ id: string }>(`UPDATE installation SET id = gen_random_uuid() RETURNING id`)
+      ).rows;
+      const proc = startProcess(MAIN, {
+        NODE_ENV: 'development',
+        DATABASE_URL: db.url,
+        REPOS_DIR: reposDir,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        MIGRATIONS_RUN: 'false',
+      });
+      expect(await proc.exit).toBe(1);
+      const out = proc.output();
+      for (const part of ['REPOS_DIR', reposDir, other, 'elsewhere:5432/other', id, db.name])
+        expect({ part, named: out.includes(part) }).toEqual({ part, named: true });
+      expect(out).not.toContain('listening on');
+      expect(fs.readdirSync(reposDir)).toEqual(['installation.json']);
+    } finally {
+      await client.end();
+      await dropTestDatabase(db.name);
+      fs.rmSync(reposDir, { recursive: true, force: true });
+    }
   });
 
   describe('in production behind a trusted proxy', () => {

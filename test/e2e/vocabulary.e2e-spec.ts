@@ -21,9 +21,17 @@ type Response = {
 };
 
 const MISSING_ID = '2000000000';
-/** The only deletes that answer a body: the reference defines one for them. */
+/** The deletes that answer a body: the reference documents one for each, and its clients parse it. */
 const DELETES_WITH_BODY = new Set([
   'delete /api/v1/deployments/{deploymentId}',
+  // `{"success": true}`, where the reference documents a JSON body without a schema.
+  'delete /api/v1/deployments/{deploymentId}/folders/{folderId}',
+  'delete /api/v1/deployments/{deploymentId}/workbooks/{workbookId}',
+  'delete /api/v1/deployments/{deploymentId}/reports/{reportId}',
+  'delete /api/v1/users/{id}',
+  'delete /api/v1/oauth-integrations/{id}',
+  'delete /api/v1/oidc-token-configs/{id}',
+  'delete /api/v1/user-oauth-tokens/{integrationId}',
   // The data model's writes answer the reference's `{success}` (DataModelWriteResponse).
   'delete /build/api/v1/deployments/{deploymentId}/branches',
   'delete /build/api/v1/deployments/{deploymentId}/data-model/files',
@@ -54,8 +62,8 @@ describe('One vocabulary: success statuses, built-in roles, error codes', () => 
   });
   afterAll(() => t.close());
 
-  describe('deletes answer 204 with no body', () => {
-    it('for users, workbooks, reports, OAuth integrations, user OAuth tokens and OIDC token configs', async () => {
+  describe('deletes answer what the reference documents', () => {
+    it('200 {"success": true} for users, folders, workbooks, reports, OAuth integrations, user OAuth tokens and OIDC token configs', async () => {
       const user = await newUser(t, t.admin);
       const workbook = await insertWorkbook(t, t.admin, deploymentId, 'Doomed workbook');
       const report = await insertReport(t, t.admin, deploymentId);
@@ -79,9 +87,16 @@ describe('One vocabulary: success statuses, built-in roles, error codes', () => 
         .set(bearer(t.admin.token))
         .send({ audienceType: 'aws' });
       expect(oidc.status).toBe(200);
+      const folder = await t
+        .http()
+        .post(`/api/v1/deployments/${deploymentId}/folders`)
+        .set(bearer(t.admin.token))
+        .send({ name: 'Doomed folder' });
+      expect(folder.status).toBe(200);
 
       for (const path of [
         `/api/v1/users/${user.userId}`,
+        `/api/v1/deployments/${deploymentId}/folders/${folder.body.id}`,
         `/api/v1/deployments/${deploymentId}/workbooks/${workbook}`,
         `/api/v1/deployments/${deploymentId}/reports/${report}`,
         `/api/v1/user-oauth-tokens/${integration.body.id}`,
@@ -89,7 +104,11 @@ describe('One vocabulary: success statuses, built-in roles, error codes', () => 
         `/api/v1/oidc-token-configs/${oidc.body.id}`,
       ]) {
         const res = await t.http().delete(path).set(bearer(t.admin.token));
-        expect({ path, status: res.status, body: res.text }).toEqual({ path, status: 204, body: '' });
+        expect({ path, status: res.status, body: res.body }).toEqual({
+          path,
+          status: 200,
+          body: { success: true },
+        });
         expect({ path, again: (await t.http().delete(path).set(bearer(t.admin.token))).status }).toEqual({
           path,
           again: 404,
@@ -97,14 +116,14 @@ describe('One vocabulary: success statuses, built-in roles, error codes', () => 
       }
     });
 
-    it('except a deployment, which answers the reference’s 200 {"success": true}', async () => {
+    it('and for a deployment, the reference’s DeploymentDeleteResponse', async () => {
       const doomed = await newDeployment(t, t.admin, 'Doomed deployment');
       const res = await t.http().delete(`/api/v1/deployments/${doomed}`).set(bearer(t.admin.token));
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ success: true });
     });
 
-    it('is what the document says of every DELETE, and creates answer 200 (201 is for SCIM only)', () => {
+    it('is what the document says of every DELETE (204 for the others), and creates answer 200 (201 is for SCIM only)', () => {
       for (const op of platformOperations()) {
         const success = Object.keys(responsesOf(op)).filter((s) => s.startsWith('2'));
         if (op.method === 'delete') {

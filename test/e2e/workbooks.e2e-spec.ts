@@ -603,8 +603,8 @@ describe('workbooks and dashboards', () => {
       await grant(viewer, 'Workbook', kept.id, 'WorkbookEdit');
 
       const res = await t.http().delete(`${base()}/${wb.id}`).set(bearer(t.admin.token));
-      expect(res.status).toBe(204);
-      expect(res.text).toBe('');
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ success: true });
       expect(await t.sql(`SELECT id FROM workbooks WHERE id = $1`, [wb.id])).toEqual([]);
       expect(await t.sql(`SELECT id FROM reports WHERE id = ANY($1)`, [[r1, r2]])).toEqual([]);
       expect(await t.sql(`SELECT id FROM dashboards WHERE workbook_id = $1`, [wb.id])).toEqual([]);
@@ -627,7 +627,7 @@ describe('workbooks and dashboards', () => {
       }
       expect(await t.sql(`SELECT id FROM workbooks WHERE id = $1`, [wb.id])).toEqual([{ id: wb.id }]);
       const own = await createWorkbook({ name: 'Explorer owned' }, explorer);
-      expect((await t.http().delete(`${base()}/${own.id}`).set(bearer(explorer.token))).status).toBe(204);
+      expect((await t.http().delete(`${base()}/${own.id}`).set(bearer(explorer.token))).status).toBe(200);
     });
 
     it('answers 404 for another account’s workbook and 400 for a bad id', async () => {

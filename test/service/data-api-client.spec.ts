@@ -298,6 +298,39 @@ describe('the data API client', () => {
     );
     const message = await expectDataApiError(refused.load(target, {}, ctx), 503, 'data_api_unavailable');
     expect(message).toContain('ECONNREFUSED');
+    expect(message).toContain('check DATA_API_URL_TEMPLATE');
+  });
+
+  /** A client of this app's deployments and secrets, on other data API settings. */
+  const clientWith = (dataApi: Partial<AppConfig['dataApi']>) => {
+    const config = s.app.get(AppConfig);
+    return new DataApiClient(
+      { ...config, dataApi: { ...config.dataApi, ...dataApi } } as AppConfig,
+      s.app.get(DeploymentsService),
+      s.app.get(EnvVarsService),
+    );
+  };
+
+  it('tells a configured address that does not resolve from a data API that is not configured', async () => {
+    // Configured, but its host name resolves nowhere (.invalid, RFC 6761): still 503, with the
+    // cause and the setting the address comes from.
+    const unresolved = clientWith({ urlTemplate: 'http://cube-{deploymentId}.invalid:4000' });
+    const message = await expectDataApiError(unresolved.load(target, {}, ctx), 503, 'data_api_unavailable');
+    expect(message).toMatch(/ENOTFOUND: its host name does not resolve|EAI_AGAIN/);
+    expect(message).toContain('check DATA_API_URL_TEMPLATE');
+
+    // Neither DATA_API_URL_TEMPLATE nor DEPLOYMENT_DOMAIN: nothing to try, so no "retry shortly".
+    const none = clientWith({ urlTemplate: null, deploymentUrls: false });
+    const notConfigured = await recorded(() =>
+      expectDataApiError(none.sql(target, 'SELECT 1', ctx), 409, 'data_api_not_configured'),
+    );
+    expect(notConfigured).toContain('No data API is configured on this installation');
+    expect(notConfigured).toContain('DATA_API_URL_TEMPLATE');
+    expect(notConfigured).toContain('DEPLOYMENT_DOMAIN');
+    expect(notConfigured).not.toContain('retry');
+    expect(fake.requests).toEqual([]);
+    // A deployment outside the account is still 404 first.
+    await expectApiError(none.meta({ ...target, deploymentId: 999_999 }, ctx), 404, 'deployment_not_found');
   });
 
   it('answers data_api_not_configured for a deployment without CUBEJS_API_SECRET, asking nothing', async () => {
@@ -331,10 +364,17 @@ describe('DATA_API_URL_TEMPLATE', () => {
     );
     expect(new AppConfig('cli', { NODE_ENV: 'test' }).dataApi).toEqual({
       urlTemplate: null,
+      deploymentUrls: false,
       timeoutMs: 30_000,
       waitMs: 60_000,
       maxBytes: 32 * 1024 * 1024,
     });
+  });
+
+  it('counts deployments’ own addresses as their data APIs only when DEPLOYMENT_DOMAIN is set', () => {
+    const at = (env: Record<string, string>) => new AppConfig('cli', { NODE_ENV: 'test', ...env }).dataApi;
+    expect(at({}).deploymentUrls).toBe(false);
+    expect(at({ DEPLOYMENT_DOMAIN: 'cube.example.com' }).deploymentUrls).toBe(true);
   });
 
   it('refuses anything else at start-up', () => {

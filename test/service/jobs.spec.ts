@@ -8,12 +8,14 @@ import { ApiError } from '../../src/core/http/api-error.js';
 import type { JobContext } from '../../src/core/queue/job-context.js';
 import { declareJobs, defineJob, JobHandler } from '../../src/core/queue/job-definition.js';
 import { JobQueue } from '../../src/core/queue/job-queue.service.js';
+import { JobRunner } from '../../src/core/queue/job-runner.js';
 import { JobRuns, type RunView } from '../../src/core/queue/job-runs.service.js';
 import { JobSchedules } from '../../src/core/queue/job-schedules.service.js';
 import { OutboxRelay } from '../../src/core/queue/outbox.relay.js';
 import { AccountsService } from '../../src/modules/users/accounts.service.js';
 import { createTestDatabase, dropTestDatabase } from '../support/database.js';
 import { waitFor } from '../support/factories.js';
+import { reposDirOf } from '../support/process.js';
 
 /**
  * The job framework at the service level, on a real database with jobs of the test's own
@@ -43,16 +45,27 @@ const HANGS = defineJob<{ n: number }>('test.hangs', { run: {}, attempts: 1, tim
 const PLAIN = defineJob<{ key: string }>('test.plain', { dedupeKey: (p) => p.key });
 const SCHEDULED = defineJob<{ report: number; scheduledFor?: string }>('test.scheduled', { run: {} });
 const ORPHAN = defineJob<object>('test.orphan');
+/** Two at once per process: an account's share is one (half of two, rounded up). */
+const FAIR = defineJob<{ key: string }>('test.fair', { run: {}, concurrency: 2, attempts: 1 });
 
 @Injectable()
 class TestHandlers {
   readonly gates = new Map<string, Gate>();
   readonly plainRuns: string[] = [];
 
+  /** Set when the tests end: every gate opens, those not made yet too. */
+  private allOpen = false;
+
   gate(key: string): Gate {
     let gate = this.gates.get(key);
     if (!gate) this.gates.set(key, (gate = new Gate()));
+    if (this.allOpen) gate.release();
     return gate;
+  }
+
+  openAll(): void {
+    this.allOpen = true;
+    for (const gate of this.gates.values()) gate.release();
   }
 
   @JobHandler(STEPS)
@@ -84,13 +97,32 @@ class TestHandlers {
     return Promise.resolve();
   }
 
+  /** Keys whose `test.fair` handler runs now, and every entry with the attempt it was given. */
+  readonly fairRunning = new Set<string>();
+  readonly fairEntries: Array<{ key: string; attempt: number }> = [];
+
+  fairRunningOf(prefix: string): string[] {
+    return [...this.fairRunning].filter((k) => k.startsWith(prefix));
+  }
+
+  @JobHandler(FAIR)
+  async fair(payload: { key: string }, ctx: JobContext): Promise<void> {
+    this.fairEntries.push({ key: payload.key, attempt: ctx.attempt });
+    this.fairRunning.add(payload.key);
+    try {
+      await this.gate(payload.key).opened;
+    } finally {
+      this.fairRunning.delete(payload.key);
+    }
+  }
+
   @JobHandler(SCHEDULED)
   async scheduled(payload: { report: number; scheduledFor?: string }, ctx: JobContext): Promise<void> {
     await ctx.log(`report ${payload.report} for ${payload.scheduledFor}`);
   }
 }
 
-@Module({ providers: [TestHandlers, declareJobs(STEPS, REJECTS, HANGS, PLAIN, SCHEDULED)] })
+@Module({ providers: [TestHandlers, declareJobs(STEPS, REJECTS, HANGS, PLAIN, SCHEDULED, FAIR)] })
 class TestJobsModule {}
 
 function config(databaseUrl: string): AppConfig {
@@ -101,7 +133,10 @@ function config(databaseUrl: string): AppConfig {
     REDIS_URL: '',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     OUTBOX_RELAY_INTERVAL_MS: '600000',
+    JOB_DEFER_MS: '50',
     SECRETS_KEY: randomBytes(32).toString('base64'),
+    // Never the checkout's .data/repos: that would mark it as this database's installation.
+    REPOS_DIR: reposDirOf({ DATABASE_URL: databaseUrl }),
   });
 }
 
@@ -142,7 +177,7 @@ describe('job framework (service level, in-process mode)', () => {
   });
 
   afterAll(async () => {
-    for (const gate of handlers?.gates.values() ?? []) gate.release();
+    handlers?.openAll();
     await app?.close();
     await dropTestDatabase(db.name);
   });
@@ -331,6 +366,70 @@ describe('job framework (service level, in-process mode)', () => {
       expect(await runs.get(runId!)).toBeUndefined();
       expect(await runs.logs(runId!)).toEqual([]);
       expect(await outboxOf(runId!)).toEqual([]);
+    });
+  });
+
+  describe('per-account shares', () => {
+    it("runs another account's job at once while one account's jobs fill its share; deferrals are no attempts", async () => {
+      const other = (await app.get(AccountsService).bootstrap('beta', 'admin@beta.test')).accountId;
+      // Account A queues four jobs that block until released; once one of them runs, account B
+      // queues one.
+      const a: string[] = [];
+      for (const key of ['a1', 'a2', 'a3', 'a4']) {
+        a.push((await jobs.enqueue(FAIR, { key }, { accountId, owner: 'fair:a' })).runId!);
+      }
+      await waitFor(
+        () => Promise.resolve(handlers.fairRunningOf('a')),
+        (running) => running.length > 0,
+        10_000,
+        20,
+      );
+      const b = (await jobs.enqueue(FAIR, { key: 'b1' }, { accountId: other, owner: 'fair:b' })).runId!;
+      // B's job runs while A's still block: A runs its share (one); its other three went back to
+      // the outbox, `pending` and due again shortly, holding no slot.
+      await waitFor(
+        () => Promise.resolve(handlers.fairRunningOf('b')),
+        (running) => running.length === 1,
+        10_000,
+        20,
+      );
+      expect(handlers.fairRunningOf('b')).toEqual(['b1']);
+      expect(handlers.fairRunningOf('a')).toHaveLength(1);
+      const waiting = await sql<{ status: string; attempts: number }>(
+        `SELECT status, attempts FROM job_outbox WHERE run_id = ANY($1::bigint[]) AND payload->>'key' <> ALL($2)`,
+        [a, handlers.fairRunningOf('a')],
+      );
+      expect(waiting).toEqual(Array(3).fill({ status: 'pending', attempts: 0 }));
+      handlers.gate('b1').release();
+      await until(b, (r) => r.status === 'succeeded');
+
+      // Released, A's jobs all run as the relay hands them over again, each once and as its first
+      // attempt (the job allows one): deferrals used none.
+      for (const key of ['a1', 'a2', 'a3', 'a4']) handlers.gate(key).release();
+      const done = await waitFor(
+        async () => {
+          await app.get(OutboxRelay).relayOnce();
+          return Promise.all(a.map(run));
+        },
+        (list) => list.every((r) => r.status === 'succeeded'),
+        10_000,
+        50,
+      );
+      expect(done.map((r) => [r.status, r.attempts])).toEqual(Array(4).fill(['succeeded', 1]));
+      const entries = handlers.fairEntries.filter((e) => e.key.startsWith('a'));
+      expect(entries.map((e) => e.key).sort()).toEqual(['a1', 'a2', 'a3', 'a4']);
+      expect(entries.every((e) => e.attempt === 1)).toBe(true);
+      const rows = await waitFor(
+        () =>
+          sql<{ status: string; attempts: number }>(
+            `SELECT status, attempts FROM job_outbox WHERE run_id = ANY($1::bigint[])`,
+            [a],
+          ),
+        (list) => list.every((r) => r.status === 'done'),
+        5_000,
+        50,
+      );
+      expect(rows).toEqual(Array(4).fill({ status: 'done', attempts: 1 }));
     });
   });
 
@@ -577,6 +676,21 @@ describe('job framework (service level, in-process mode)', () => {
         new AppConfig('worker', { NODE_ENV: 'test', REDIS_URL: 'redis://127.0.0.1:6379' }).queue
           .runJobsInProcess,
       ).toBe(true);
+    });
+
+    it("reads the accounts' shares of jobs, the deferral delay and the schedules' grace", () => {
+      expect(cfg({}).queue).toMatchObject({
+        accountConcurrency: null,
+        deferMs: 2000,
+        scheduleGraceSeconds: 3600,
+      });
+      expect(
+        cfg({ JOB_ACCOUNT_CONCURRENCY: '3', JOB_DEFER_MS: '500', JOB_SCHEDULE_GRACE_SECONDS: '60' }).queue,
+      ).toMatchObject({ accountConcurrency: 3, deferMs: 500, scheduleGraceSeconds: 60 });
+      expect(() => cfg({ JOB_ACCOUNT_CONCURRENCY: '0' })).toThrow(/JOB_ACCOUNT_CONCURRENCY/);
+      // The share: half a job's concurrency, rounded up, unless the setting says otherwise (never above it).
+      const runner = app.get(JobRunner);
+      expect([runner.accountShare(FAIR), runner.accountShare(STEPS)]).toEqual([1, 2]);
     });
 
     it('reads WORKER_QUEUES (default: every queue) and refuses an unknown queue', () => {

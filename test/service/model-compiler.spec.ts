@@ -121,6 +121,21 @@ describe('ModelCompiler', () => {
     expect(compiler.stats()).toMatchObject({ servedWarm: 1 });
   });
 
+  it('leaves its last warm child to others when asked to spare it (an account that floods)', async () => {
+    await compiler.whenWarm();
+    const before = compiler.stats();
+    expect(before.warm).toBe(1);
+    const result = await compiler.compile([file('model/cubes/users.js', USERS_JS)], { spareWarm: true });
+    expect(result).toMatchObject({ valid: true, cubesCount: 1 });
+    // A child was started for it; the warm one was not taken, and is still there for the next.
+    const after = compiler.stats();
+    expect(after.servedWarm).toBe(before.servedWarm);
+    expect(after.started).toBe(before.started + 1);
+    expect(after.warm).toBe(1);
+    await compiler.compile([file('model/cubes/users.js', USERS_JS)]);
+    expect(compiler.stats().servedWarm).toBe(before.servedWarm + 1);
+  });
+
   it('an empty model is valid, with no cubes', async () => {
     await expect(compiler.compile([])).resolves.toEqual({
       valid: true,
@@ -279,7 +294,7 @@ describe('ModelCompiler', () => {
     expect(result.errors).toEqual([
       {
         message: expect.stringMatching(
-          /Array buffer allocation failed|ran out of memory|stopped unexpectedly/,
+          /Array buffer allocation failed|Failed to allocate memory|ran out of memory|stopped unexpectedly/,
         ),
       },
     ]);

@@ -54,6 +54,9 @@ export function testConfig(
     RATE_LIMIT_MAX: '100000',
     AUTH_FAILURE_LIMIT_MAX: '100000',
     OUTBOX_RELAY_INTERVAL_MS: '500',
+    // Parallel writes to one branch queue on its lock: on a loaded 2-core machine the last of ten
+    // waits past the 5 s default and answers 503 (tests of the timeout set their own).
+    DATABASE_LOCK_TIMEOUT_MS: '30000',
     SECRETS_KEY: randomBytes(32).toString('base64'),
     // Each app keeps its deployments' git repositories in a directory of its own.
     REPOS_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'platform-repos-')),
@@ -63,6 +66,8 @@ export function testConfig(
     SANDBOX_NICENESS: '0',
     // Nor a warm compile process: a compile starts its own (model-sandbox and model-compiler tests warm one).
     MODEL_COMPILE_POOL_SIZE: '0',
+    // A job deferred while its account runs its share of the job comes back soon, not in 2 s.
+    JOB_DEFER_MS: '100',
     ...env,
   });
 }

@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Client } from 'pg';
 
 /** The server the tests use: PostgreSQL on 127.0.0.1:5432 unless TEST_DATABASE_ADMIN_URL says otherwise. */
@@ -41,4 +44,6 @@ export async function createTestDatabase(
 
 export async function dropTestDatabase(name: string): Promise<void> {
   await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  // The REPOS_DIR that processes started on it were given (test/support/process.ts).
+  fs.rmSync(path.join(os.tmpdir(), 'platform-test-repos', name), { recursive: true, force: true });
 }

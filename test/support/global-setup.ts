@@ -17,6 +17,10 @@ const CLI = path.resolve(process.cwd(), process.env.TEST_DIST_DIR ?? 'dist', 'sr
 export default async function globalSetup(): Promise<void> {
   // The service and both e2e projects name this file; Jest runs each project's setup in this one process.
   if (process.env.TEST_TEMPLATE_DATABASE) return;
+  // Jest shares the globals of its global set-up with its global teardown (its documented way).
+  const before = checkoutRepos();
+  (globalThis as { checkoutReposChanged?: () => boolean }).checkoutReposChanged = () =>
+    checkoutRepos() !== before;
   if (!fs.existsSync(CLI))
     throw new Error('dist/ is missing: run the tests with `npm test` (it builds first)');
   const name = `platform_tpl_${process.pid}_${Date.now().toString(36)}`;
@@ -33,4 +37,20 @@ export default async function globalSetup(): Promise<void> {
     env: { ...process.env, DATABASE_URL: url.toString() },
   });
   process.env.TEST_TEMPLATE_DATABASE = name;
+}
+
+/**
+ * The checkout's own REPOS_DIR (`.data/repos`, the embedded default of `npm start`) as the run
+ * found it: its entries and its installation marker. Tests give every app a REPOS_DIR of its own;
+ * the teardown fails the run if one of them used this one (it would claim, or be refused by, the
+ * developer's installation).
+ */
+function checkoutRepos(): string {
+  const dir = path.resolve(process.cwd(), '.data/repos');
+  if (!fs.existsSync(dir)) return 'absent';
+  const marker = path.join(dir, 'installation.json');
+  return JSON.stringify({
+    entries: fs.readdirSync(dir).sort(),
+    marker: fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8') : null,
+  });
 }

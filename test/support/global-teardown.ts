@@ -20,4 +20,11 @@ export default async function globalTeardown(): Promise<void> {
   }
   // Both e2e projects name this file: the second call has nothing left to drop.
   delete process.env.TEST_TEMPLATE_DATABASE;
+  // Set by the global set-up (test/support/global-setup.ts).
+  const changed = (globalThis as { checkoutReposChanged?: () => boolean }).checkoutReposChanged;
+  if (changed?.()) {
+    throw new Error(
+      "a test wrote to the checkout's .data/repos (the embedded REPOS_DIR): give its app a REPOS_DIR of its own",
+    );
+  }
 }

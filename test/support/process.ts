@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -25,6 +28,20 @@ export interface Proc {
   exit: Promise<number | null>;
 }
 
+/**
+ * The REPOS_DIR of a started process not given one: a directory per database, since an
+ * installation is a database and its REPOS_DIR (processes on one database share it, as replicas
+ * do; a process on another database would refuse a directory marked by this one).
+ * `dropTestDatabase` removes it with the database.
+ */
+export function reposDirOf(env: Record<string, string | undefined>): string | undefined {
+  if (env.REPOS_DIR !== undefined || !env.DATABASE_URL) return env.REPOS_DIR;
+  const name = new URL(env.DATABASE_URL).pathname.slice(1) || 'postgres';
+  const dir = path.join(os.tmpdir(), 'platform-test-repos', name);
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
 /** Runs a built entry point (`dist/src/...`) as its own process, collecting stdout and stderr. */
 export function startProcess(
   script: string,
@@ -33,13 +50,16 @@ export function startProcess(
 ): Proc {
   const child = spawn(process.execPath, [script, ...args], {
     // As every test app (test/support/app.ts): no warm sandboxed children unless a test asks for
-    // them (each costs seconds of CPU), and those it starts at the test runner's priority.
+    // them (each costs seconds of CPU), and those it starts at the test runner's priority; writers
+    // of one branch queue on its lock longer than on a busy machine's 5 s default.
     env: {
       PATH: process.env.PATH,
       PYTHON_POOL_SIZE: '0',
       MODEL_COMPILE_POOL_SIZE: '0',
       SANDBOX_NICENESS: '0',
+      DATABASE_LOCK_TIMEOUT_MS: '30000',
       ...env,
+      REPOS_DIR: reposDirOf(env),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -94,9 +94,18 @@ export class Workers {
     await this.db.query(`LOCK TABLE ${table} IN SHARE MODE`);
   }
 
-  /** Polls (every 100 ms, up to `timeoutMs`) until one worker session waits for a lock; the sessions. */
-  waitForBlockedWorker(timeoutMs: number): Promise<{ pid: number }[]> {
-    return waitFor(
+  /** Ends a pause `pauseWritesTo` began, if one is still on (a test that failed midway). */
+  async resumeWrites(): Promise<void> {
+    await this.db.query('ROLLBACK');
+  }
+
+  /**
+   * Polls (every 100 ms, up to `timeoutMs`) until one worker session waits for a lock; the
+   * sessions. Past the deadline it throws what the runs, their jobs and the workers said, so a
+   * failure names its cause.
+   */
+  async waitForBlockedWorker(timeoutMs: number): Promise<{ pid: number }[]> {
+    const sessions = await waitFor(
       async () =>
         (
           await this.db.query<{ pid: number }>(
@@ -109,6 +118,23 @@ export class Workers {
       timeoutMs,
       100,
     );
+    if (sessions.length === 1) return sessions;
+    throw new Error(
+      `${sessions.length} worker sessions waited for a lock after ${timeoutMs} ms\n${await this.diagnosis()}`,
+    );
+  }
+
+  /** The newest job runs and outbox jobs of the test's database, and what each worker printed. */
+  async diagnosis(): Promise<string> {
+    const runs = await this.db.query(
+      `SELECT id, job, status, phase, attempts, error FROM job_runs ORDER BY id DESC LIMIT 5`,
+    );
+    const jobs = await this.db.query(
+      `SELECT id, name, status, attempts, dispatches, deferrals, last_error, run_id FROM job_outbox
+       ORDER BY id DESC LIMIT 5`,
+    );
+    const said = this.started.map((w, i) => `worker ${i} (pid ${w.child.pid}):\n${w.output().slice(-4000)}`);
+    return `runs: ${JSON.stringify(runs.rows)}\njobs: ${JSON.stringify(jobs.rows)}\n${said.join('\n')}`;
   }
 
   /**

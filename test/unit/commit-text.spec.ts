@@ -34,7 +34,9 @@ describe('commit objects as commit-tree writes them', () => {
 
   beforeAll(async () => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'commit-text-'));
-    store = new GitStore(new AppConfig('api', { NODE_ENV: 'test', REPOS_DIR: root }));
+    store = new GitStore(new AppConfig('api', { NODE_ENV: 'test', REPOS_DIR: root }), {
+      installationId: () => Promise.resolve('test-installation'),
+    });
     dir = await store.ensure(1);
   });
   afterAll(() => {

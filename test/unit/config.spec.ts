@@ -76,6 +76,19 @@ describe('configuration', () => {
     );
   });
 
+  it('recovers a killed worker’s run within about a minute, and reports a queue stalled past 2 minutes, by default', () => {
+    const { queue } = new AppConfig('worker', { NODE_ENV: 'test' });
+    // The run's lease runs out at most JOB_LEASE_SECONDS after the dead worker's last renewal;
+    // the next relay pass takes it over.
+    expect(queue.jobLeaseSeconds + queue.relayIntervalMs / 1000).toBeLessThanOrEqual(60);
+    expect(queue.jobLeaseSeconds).toBeGreaterThanOrEqual(30);
+    expect(queue.stallSeconds).toBe(120);
+    expect(new AppConfig('api', { NODE_ENV: 'test', QUEUE_STALL_SECONDS: '5' }).queue.stallSeconds).toBe(5);
+    expect(() => new AppConfig('api', { NODE_ENV: 'test', QUEUE_STALL_SECONDS: '0' })).toThrow(
+      /QUEUE_STALL_SECONDS/,
+    );
+  });
+
   it('requires TLS certificate and key together', () => {
     expect(() => new AppConfig('api', { TLS_CERT_FILE: '/tmp/cert.pem' })).toThrow(
       /TLS_CERT_FILE and TLS_KEY_FILE/,

@@ -25,7 +25,9 @@ describe('GitStore (real git)', () => {
 
   beforeAll(() => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'git-store-'));
-    git = new GitStore(new AppConfig('api', { NODE_ENV: 'test', REPOS_DIR: root }));
+    git = new GitStore(new AppConfig('api', { NODE_ENV: 'test', REPOS_DIR: root }), {
+      installationId: () => Promise.resolve('test-installation'),
+    });
   });
   afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 

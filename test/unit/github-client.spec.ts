@@ -335,12 +335,12 @@ describe('GitHubAppClient', () => {
   });
 
   describe('failures', () => {
-    it('is 503 github_not_configured without an App, or with an unreadable key', async () => {
+    it('is 409 github_not_configured without an App, or with an unreadable key', async () => {
       const none = new GitHubAppClient({ github: { apiUrl: fake.url, app: null } } as AppConfig);
       expect(none.configured).toBe(false);
       expect(() => none.links()).toThrow(ApiError);
       expect(await failure(none.installations({ offset: 0, limit: 1 }))).toMatchObject({
-        status: 503,
+        status: 409,
         code: 'github_not_configured',
       });
       const garbled = new GitHubAppClient(
@@ -350,7 +350,7 @@ describe('GitHubAppClient', () => {
       );
       expect(garbled.configured).toBe(false);
       expect(await failure(garbled.accessToken(11))).toMatchObject({
-        status: 503,
+        status: 409,
         code: 'github_not_configured',
         message: expect.stringContaining('GITHUB_APP_PRIVATE_KEY'),
       });

@@ -34,7 +34,9 @@ describe('tree plans against git’s index', () => {
 
   beforeAll(async () => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'tree-plan-'));
-    store = new GitStore(new AppConfig('api', { NODE_ENV: 'test', REPOS_DIR: root }));
+    store = new GitStore(new AppConfig('api', { NODE_ENV: 'test', REPOS_DIR: root }), {
+      installationId: () => Promise.resolve('test-installation'),
+    });
     dir = await store.ensure(1);
   });
   afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -93,7 +95,19 @@ describe('tree plans against git’s index', () => {
           expect([...kept].sort(byPath)).toEqual(actual.sort(byPath));
         },
       ),
-      { numRuns: Number(process.env.TREE_PLAN_RUNS ?? 60) },
+      {
+        numRuns: Number(process.env.TREE_PLAN_RUNS ?? 60),
+        // Found by a CI run: a directory whose one file the change removes, replaced by a file.
+        examples: [
+          [
+            [['x.yml/x.yml', 0]],
+            [
+              ['x.yml/x.yml', null],
+              ['x.yml', 0],
+            ],
+          ],
+        ],
+      },
     );
   });
 

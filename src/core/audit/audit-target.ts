@@ -10,8 +10,8 @@ export interface AuditTarget {
  * What a mutating route acts on, read from its path template and operation id:
  * - a create (`create…` operation) whose response carries an id targets the new resource in the
  *   route's last collection: `POST /deployments/:deploymentId/folders` → `folders`, the new id;
- * - otherwise the deepest `collection/:param` pair: `/deployments/:id/reports/:reportId/connect`
- *   → `reports`, the report id;
+ * - otherwise the deepest `collection/:param` pair:
+ *   `/deployments/:deploymentId/reports/:reportId/connect-workbook` → `reports`, the report id;
  * - otherwise the route's first collection without an id (`POST /users/bulk` → `users`).
  */
 export function auditTarget(

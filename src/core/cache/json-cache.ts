@@ -29,6 +29,8 @@ export interface JsonCacheOptions {
  */
 export class JsonCache<T> {
   private client: Redis | null = null;
+  /** Settles once the client made on first use is connected, or after the command timeout. */
+  private connected: Promise<void> = Promise.resolve();
   private readonly memory = new Map<string, { expiresAt: number; json: string }>();
   private memoryBytes = 0;
   private failing = false;
@@ -37,7 +39,7 @@ export class JsonCache<T> {
 
   async get(key: string): Promise<T | undefined> {
     if (this.options.ttlSeconds === 0) return undefined;
-    const redis = this.redis();
+    const redis = await this.redis();
     let json: string | null | undefined;
     if (redis) {
       json = await redis.get(this.redisKey(key)).then(
@@ -57,7 +59,7 @@ export class JsonCache<T> {
     const json = JSON.stringify(value);
     const size = Buffer.byteLength(json);
     if (size > this.options.maxValueBytes) return;
-    const redis = this.redis();
+    const redis = await this.redis();
     if (redis) {
       await redis.set(this.redisKey(key), json, 'EX', this.options.ttlSeconds).then(
         () => this.recovered(null),
@@ -98,11 +100,31 @@ export class JsonCache<T> {
     return `${this.options.keyPrefix}:${key}`;
   }
 
-  /** A client of its own, made on first use: no offline queue, no retries, a command timeout. */
-  private redis(): Redis | null {
+  /**
+   * A client of its own, made on first use: no offline queue, no retries, a command timeout. The
+   * first use waits for it to connect (at most the command timeout): with no offline queue, a
+   * command sent while it connects fails, which would make every process's first lookup a miss
+   * (and a false "Redis failed" warning), even of an entry another process stored.
+   */
+  private async redis(): Promise<Redis | null> {
     const url = this.options.redisUrl;
     if (!url) return null;
-    this.client ??= failFastRedis(url, REDIS_COMMAND_TIMEOUT_MS);
+    if (!this.client) {
+      const client = failFastRedis(url, REDIS_COMMAND_TIMEOUT_MS);
+      this.client = client;
+      this.connected = new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          client.off('ready', done);
+          client.off('end', done);
+          resolve();
+        };
+        const timer = setTimeout(done, REDIS_COMMAND_TIMEOUT_MS);
+        client.once('ready', done);
+        client.once('end', done);
+      });
+    }
+    await this.connected;
     return this.client;
   }
 

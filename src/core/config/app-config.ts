@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
+import { parseOutboundAllowList, type OutboundAllowList } from '../net/outbound-address.js';
 import { QUEUE_NAMES, isQueueName, type QueueName } from '../queue/queues.js';
-import { EnvSchema } from './env.schema.js';
+import { ENV_KEYS, EnvSchema } from './env.schema.js';
 
 export type ProcessRole = 'api' | 'worker' | 'cli';
 
@@ -36,13 +38,30 @@ export interface QueueConfig {
   workerQueues: QueueName[];
   enqueueTimeoutMs: number;
   relayIntervalMs: number;
-  /** Seconds a started job (and the run it claimed) may go without a heartbeat before it is recovered. */
+  /**
+   * Seconds a started job (and the run it claimed) may go without a heartbeat before it is
+   * recovered (JOB_LEASE_SECONDS; default 45: renewed every third of it, so a killed worker's run
+   * is taken over within about a minute). Also how recently a worker must have said it consumes a
+   * queue to count as its live consumer.
+   */
   jobLeaseSeconds: number;
+  /**
+   * Seconds a job may wait, with no live worker consuming its queue, before readiness fails and
+   * the logs name the queue (QUEUE_STALL_SECONDS; default 120).
+   */
+  stallSeconds: number;
   /**
    * How late a schedule's firing may still run: after downtime only the latest missed occurrence
    * fires, and only when it is at most this many seconds old (JOB_SCHEDULE_GRACE_SECONDS).
    */
   scheduleGraceSeconds: number;
+  /**
+   * Jobs of one account and one name a process runs at once (JOB_ACCOUNT_CONCURRENCY), never more
+   * than the job's `concurrency`; null (the default): half the job's concurrency, rounded up.
+   */
+  accountConcurrency: number | null;
+  /** How long a job whose account holds its share waits before it is handed over again, ms (JOB_DEFER_MS). */
+  deferMs: number;
 }
 
 export interface HttpConfig {
@@ -60,9 +79,14 @@ export interface HttpConfig {
   /** Origins allowed to call the API from a browser: exact origins, or `['*']`; empty: none. */
   corsOrigins: string[];
   shutdownTimeoutMs: number;
+  /**
+   * How long an idle kept-alive connection stays open, ms (HTTP_KEEP_ALIVE_TIMEOUT_MS): above
+   * the idle timeouts of the load balancers in front (60 s is common), so the server never closes
+   * a socket a balancer is about to reuse. The headers timeout is 5 s above it.
+   */
+  keepAliveTimeoutMs: number;
 }
 
-/** Every variable of {@link EnvSchema}; `.env.example` documents each. */
 /** The usage-analytics deployment that tokens from `POST /api/v1/usage-analytics/token` are for. */
 export interface UsageAnalyticsConfig {
   /** Base URL of the deployment's data API. */
@@ -87,10 +111,21 @@ export interface DataModelConfig {
   compilePoolSize: number;
   /** How long a compile's verdict is reused for the same model tree, s; 0: never. */
   compileCacheSeconds: number;
+  /** Compiles running at once in a process (MODEL_COMPILE_CONCURRENCY; default: the CPUs, at least 2). */
+  compileConcurrency: number;
+  /** Compiles of one account at once in a process (MODEL_COMPILE_ACCOUNT_CONCURRENCY; default: half of them). */
+  compileAccountConcurrency: number;
+  /** How long a validate waits for a compile slot before its 429, ms (MODEL_COMPILE_QUEUE_MS; default 10 s). */
+  compileQueueMs: number;
   /** Largest model file accepted, bytes. */
   maxFileBytes: number;
   /** Most files one branch may hold. */
   maxFiles: number;
+  /**
+   * Bytes one account's uploads may hold in repositories before `finish` commits them or the
+   * upload sweep prunes them (MODEL_UPLOAD_MAX_PENDING_BYTES; default 256 MiB).
+   */
+  uploadMaxPendingBytes: number;
 }
 
 /** How dbt syncs read a dbt project (src/modules/dbt-sync). */
@@ -110,7 +145,10 @@ export interface DbtSyncConfig {
    * `POST .../dbt-sync` (that route alone) and `target/manifest.json` read from git.
    */
   manifestMaxBytes: number;
-  /** Longest one git command of a sync (ls-remote, the shallow fetch) may run, ms. */
+  /**
+   * Longest a sync's read of its dbt repository (ls-remote and the shallow fetch together) may
+   * run before its git processes are killed, ms (DBT_GIT_TIMEOUT_MS; default 60 s).
+   */
   gitTimeoutMs: number;
 }
 
@@ -145,6 +183,12 @@ export interface NotificationsConfig {
    * with `{deploymentId}`, `{dashboardId}`, `{publicId}` and `{workbookId}` filled in. Null: no link.
    */
   dashboardUrlTemplate: string | null;
+  /** Most recipients of one notification, console and embed users together (NOTIFICATION_MAX_RECIPIENTS). */
+  maxRecipients: number;
+  /** Most deliveries an account's runs record for sending in one hour (NOTIFICATION_MAX_DELIVERIES_PER_HOUR). */
+  maxDeliveriesPerHour: number;
+  /** Shortest time between two firings of a notification's schedule, minutes (NOTIFICATION_MIN_INTERVAL_MINUTES). */
+  minIntervalMinutes: number;
 }
 
 /** How this service queries deployments' Core Data APIs (src/modules/data-api). */
@@ -155,6 +199,13 @@ export interface DataApiConfig {
    * `deploymentUrl`.
    */
   urlTemplate: string | null;
+  /**
+   * Whether deployments' own addresses (`deploymentUrl`, `https://deployment-<id>.<domain>`) are
+   * where their data APIs answer: DEPLOYMENT_DOMAIN is set. Without it and without
+   * {@link urlTemplate}, no data API is configured on this installation (the default domain,
+   * `platform.localhost`, is a placeholder), and queries answer `data_api_not_configured`.
+   */
+  deploymentUrls: boolean;
   /** Longest one request to a data API may take, answer included, ms. */
   timeoutMs: number;
   /** How long a query answered `Continue wait` keeps being repeated before giving up, ms. */
@@ -177,6 +228,8 @@ export interface PythonRunsConfig {
   memoryMb: number;
   /** How long a successful result is reused for the same report, code, SQL and user, s; 0: never. */
   cacheSeconds: number;
+  /** Runs of one account under way at once in an API process (PYTHON_ACCOUNT_CONCURRENCY; default 2). */
+  accountConcurrency: number;
 }
 
 /** The sandbox of untrusted code (src/core/sandbox), shared by model compiles and Python runs. */
@@ -227,86 +280,6 @@ export interface KubernetesConfig {
   namespace: string | null;
 }
 
-export const ENV_KEYS = [
-  'NODE_ENV',
-  'PORT',
-  'HOST',
-  'DATABASE_URL',
-  'DATABASE_POOL_SIZE',
-  'DATABASE_STATEMENT_TIMEOUT_MS',
-  'DATABASE_LOCK_TIMEOUT_MS',
-  'DATABASE_CONNECT_TIMEOUT_MS',
-  'DATA_DIR',
-  'MIGRATIONS_RUN',
-  'REDIS_URL',
-  'QUEUE_PREFIX',
-  'RUN_JOBS_IN_PROCESS',
-  'WORKER_QUEUES',
-  'QUEUE_ENQUEUE_TIMEOUT_MS',
-  'OUTBOX_RELAY_INTERVAL_MS',
-  'JOB_LEASE_SECONDS',
-  'REPORT_VIEW_FLUSH_MS',
-  'EMBED_USERS_MAX',
-  'PRINCIPAL_CACHE_TTL_MS',
-  'SECRETS_KEY',
-  'TLS_CERT_FILE',
-  'TLS_KEY_FILE',
-  'TRUST_PROXY',
-  'ALLOW_HTTP',
-  'BODY_LIMIT',
-  'RATE_LIMIT_MAX',
-  'RATE_LIMIT_WINDOW_SECONDS',
-  'AUTH_FAILURE_LIMIT_MAX',
-  'CORS_ORIGINS',
-  'LOG_LEVEL',
-  'SHUTDOWN_TIMEOUT_MS',
-  'DEPLOYMENT_DOMAIN',
-  'BOOTSTRAP_ACCOUNT',
-  'BOOTSTRAP_EMAIL',
-  'USAGE_ANALYTICS_API_URL',
-  'USAGE_ANALYTICS_DEPLOYMENT_ID',
-  'USAGE_ANALYTICS_API_SECRET',
-  'REPOS_DIR',
-  'MODEL_COMPILE_TIMEOUT_MS',
-  'MODEL_COMPILE_MEMORY_MB',
-  'MODEL_COMPILE_POOL_SIZE',
-  'MODEL_COMPILE_CACHE_SECONDS',
-  'MODEL_MAX_FILE_BYTES',
-  'MODEL_MAX_FILES',
-  'GITHUB_API_URL',
-  'GITHUB_APP_ID',
-  'GITHUB_APP_PRIVATE_KEY',
-  'GITHUB_APP_SLUG',
-  'GITHUB_INSTALLATION_LINKING',
-  'DBT_GIT_PROTOCOLS',
-  'DBT_GIT_HOSTS',
-  'DBT_MANIFEST_MAX_BYTES',
-  'DBT_GIT_TIMEOUT_MS',
-  'DEPLOYMENT_RUNTIME',
-  'DEPLOYMENT_RUNTIME_TIMEOUT_MS',
-  'KUBECONFIG',
-  'KUBERNETES_NAMESPACE',
-  'KUBERNETES_SERVICE_HOST',
-  'KUBERNETES_SERVICE_PORT',
-  'SMTP_URL',
-  'SMTP_FROM',
-  'SMTP_TIMEOUT_MS',
-  'CHROMIUM_PATH',
-  'RENDER_TIMEOUT_MS',
-  'DATA_API_URL_TEMPLATE',
-  'DATA_API_TIMEOUT_MS',
-  'DATA_API_WAIT_MS',
-  'DATA_API_MAX_BYTES',
-  'DASHBOARD_URL_TEMPLATE',
-  'PYTHON_POOL_SIZE',
-  'PYTHON_RUN_TIMEOUT_MS',
-  'PYTHON_RUN_MEMORY_MB',
-  'PYTHON_RUN_CACHE_SECONDS',
-  'PYTHON_BWRAP_PATH',
-  'SANDBOX_BWRAP_PATH',
-  'SANDBOX_NICENESS',
-] as const satisfies readonly (keyof EnvSchema)[];
-
 export class ConfigError extends Error {}
 
 /**
@@ -341,6 +314,11 @@ export class AppConfig {
   readonly github: GitHubConfig;
   readonly runtime: RuntimeConfig;
   readonly dbtSync: DbtSyncConfig;
+  /**
+   * What the operator opens to outbound calls whose address a tenant chose (OUTBOUND_ALLOWED_HOSTS;
+   * default nothing): see core/net/outbound-address.ts.
+   */
+  readonly outboundAllowList: OutboundAllowList;
   readonly mail: MailConfig;
   readonly rendering: RenderingConfig;
   readonly dataApi: DataApiConfig;
@@ -395,8 +373,11 @@ export class AppConfig {
       workerQueues: parseWorkerQueues(env.WORKER_QUEUES),
       enqueueTimeoutMs: env.QUEUE_ENQUEUE_TIMEOUT_MS ?? 2000,
       relayIntervalMs: env.OUTBOX_RELAY_INTERVAL_MS ?? 5000,
-      jobLeaseSeconds: env.JOB_LEASE_SECONDS ?? 300,
+      jobLeaseSeconds: env.JOB_LEASE_SECONDS ?? 45,
+      stallSeconds: env.QUEUE_STALL_SECONDS ?? 120,
       scheduleGraceSeconds: env.JOB_SCHEDULE_GRACE_SECONDS ?? 3600,
+      accountConcurrency: env.JOB_ACCOUNT_CONCURRENCY ?? null,
+      deferMs: env.JOB_DEFER_MS ?? 2000,
     };
     this.http = {
       port: env.PORT ?? 3000,
@@ -411,6 +392,7 @@ export class AppConfig {
       authFailureLimitMax: env.AUTH_FAILURE_LIMIT_MAX ?? 30,
       corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
       shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS ?? 10000,
+      keepAliveTimeoutMs: env.HTTP_KEEP_ALIVE_TIMEOUT_MS ?? 65_000,
     };
     this.logLevel = env.LOG_LEVEL ?? (role === 'cli' ? 'silent' : this.env === 'test' ? 'warn' : 'info');
     this.deploymentDomain = env.DEPLOYMENT_DOMAIN ?? 'platform.localhost';
@@ -440,14 +422,21 @@ export class AppConfig {
             apiSecret: env.USAGE_ANALYTICS_API_SECRET,
           }
         : null;
+    // A compile takes a core: as many at once as the machine has, half of them for one account.
+    const compileConcurrency = env.MODEL_COMPILE_CONCURRENCY ?? Math.max(2, os.availableParallelism());
     this.dataModel = {
       reposDir: path.resolve(env.REPOS_DIR ?? path.join(this.database.dataDir, 'repos')),
       compileTimeoutMs: env.MODEL_COMPILE_TIMEOUT_MS ?? 30_000,
       compileMemoryMb: env.MODEL_COMPILE_MEMORY_MB ?? 512,
       compilePoolSize: env.MODEL_COMPILE_POOL_SIZE ?? 1,
       compileCacheSeconds: env.MODEL_COMPILE_CACHE_SECONDS ?? 86_400,
+      compileConcurrency,
+      compileAccountConcurrency:
+        env.MODEL_COMPILE_ACCOUNT_CONCURRENCY ?? Math.max(1, Math.floor(compileConcurrency / 2)),
+      compileQueueMs: env.MODEL_COMPILE_QUEUE_MS ?? 10_000,
       maxFileBytes: env.MODEL_MAX_FILE_BYTES ?? 1024 * 1024,
       maxFiles: env.MODEL_MAX_FILES ?? 5_000,
+      uploadMaxPendingBytes: env.MODEL_UPLOAD_MAX_PENDING_BYTES ?? 256 * 1024 * 1024,
     };
     const app = [env.GITHUB_APP_ID, env.GITHUB_APP_PRIVATE_KEY, env.GITHUB_APP_SLUG];
     if (app.some((v) => v !== undefined) && !app.every((v) => v !== undefined)) {
@@ -473,20 +462,28 @@ export class AppConfig {
       gitProtocols: parseGitProtocols(env.DBT_GIT_PROTOCOLS),
       gitHosts: parseGitHosts(env.DBT_GIT_HOSTS),
       manifestMaxBytes: env.DBT_MANIFEST_MAX_BYTES ?? 50 * 1024 * 1024,
-      gitTimeoutMs: env.DBT_GIT_TIMEOUT_MS ?? 120_000,
+      gitTimeoutMs: env.DBT_GIT_TIMEOUT_MS ?? 60_000,
     };
+    this.outboundAllowList = outboundAllowListOf(env.OUTBOUND_ALLOWED_HOSTS);
     this.dataApi = {
       urlTemplate: parseDataApiUrlTemplate(env.DATA_API_URL_TEMPLATE),
+      deploymentUrls: env.DEPLOYMENT_DOMAIN !== undefined,
       timeoutMs: env.DATA_API_TIMEOUT_MS ?? 30_000,
       waitMs: env.DATA_API_WAIT_MS ?? 60_000,
       maxBytes: env.DATA_API_MAX_BYTES ?? 32 * 1024 * 1024,
     };
-    this.notifications = { dashboardUrlTemplate: env.DASHBOARD_URL_TEMPLATE?.trim() || null };
+    this.notifications = {
+      dashboardUrlTemplate: env.DASHBOARD_URL_TEMPLATE?.trim() || null,
+      maxRecipients: env.NOTIFICATION_MAX_RECIPIENTS ?? 500,
+      maxDeliveriesPerHour: env.NOTIFICATION_MAX_DELIVERIES_PER_HOUR ?? 5000,
+      minIntervalMinutes: env.NOTIFICATION_MIN_INTERVAL_MINUTES ?? 15,
+    };
     this.pythonRuns = {
       poolSize: env.PYTHON_POOL_SIZE ?? (this.env === 'production' ? 2 : 0),
       timeoutMs: env.PYTHON_RUN_TIMEOUT_MS ?? 10_000,
       memoryMb: env.PYTHON_RUN_MEMORY_MB ?? 1024,
       cacheSeconds: env.PYTHON_RUN_CACHE_SECONDS ?? 60,
+      accountConcurrency: env.PYTHON_ACCOUNT_CONCURRENCY ?? 2,
     };
     this.sandbox = {
       bwrapPath: env.SANDBOX_BWRAP_PATH ?? env.PYTHON_BWRAP_PATH ?? 'bwrap',
@@ -637,6 +634,15 @@ function parseGitProtocols(value: string | undefined): DbtGitProtocol[] {
     );
   }
   return names as DbtGitProtocol[];
+}
+
+/** `OUTBOUND_ALLOWED_HOSTS`, or a ConfigError naming the entries that are not hosts, addresses or ranges. */
+function outboundAllowListOf(value: string | undefined): OutboundAllowList {
+  try {
+    return parseOutboundAllowList(value);
+  } catch (err) {
+    throw new ConfigError(`Invalid configuration:\n  OUTBOUND_ALLOWED_HOSTS: ${(err as Error).message}`);
+  }
 }
 
 /**

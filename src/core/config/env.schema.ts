@@ -10,6 +10,7 @@ import {
   Max,
   Min,
   MinLength,
+  getMetadataStorage,
 } from 'class-validator';
 
 const toBool = ({ value }: { value: unknown }): unknown => {
@@ -54,7 +55,12 @@ export class EnvSchema {
   @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(30000) QUEUE_ENQUEUE_TIMEOUT_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(600000) OUTBOX_RELAY_INTERVAL_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(5) @Max(86400) JOB_LEASE_SECONDS?: number;
+  /** How long a job may wait with no live worker consuming its queue before readiness fails. */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(86400) QUEUE_STALL_SECONDS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(604800) JOB_SCHEDULE_GRACE_SECONDS?: number;
+  /** Jobs of one account and one name running at once per process; unset: half the job's concurrency. */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(1000) JOB_ACCOUNT_CONCURRENCY?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(10) @Max(600000) JOB_DEFER_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(10) @Max(60000) REPORT_VIEW_FLUSH_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(100000000) EMBED_USERS_MAX?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(60000) PRINCIPAL_CACHE_TTL_MS?: number;
@@ -81,6 +87,7 @@ export class EnvSchema {
 
   @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(600000) SHUTDOWN_TIMEOUT_MS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1000) @Max(3600000) HTTP_KEEP_ALIVE_TIMEOUT_MS?: number;
 
   @IsOptional()
   @Matches(/^[a-z0-9.-]+$/, { message: 'DEPLOYMENT_DOMAIN must be a host name' })
@@ -112,14 +119,25 @@ export class EnvSchema {
   @IsOptional() @Transform(toInt) @IsInt() @Min(256) @Max(16384) MODEL_COMPILE_MEMORY_MB?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(32) MODEL_COMPILE_POOL_SIZE?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(2592000) MODEL_COMPILE_CACHE_SECONDS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(64) MODEL_COMPILE_CONCURRENCY?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(64) MODEL_COMPILE_ACCOUNT_CONCURRENCY?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(600000) MODEL_COMPILE_QUEUE_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1024) @Max(104857600) MODEL_MAX_FILE_BYTES?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(100000) MODEL_MAX_FILES?: number;
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1024)
+  @Max(1099511627776)
+  MODEL_UPLOAD_MAX_PENDING_BYTES?: number;
 
   /** Comma-separated git transports a dbt repository URL may use (`https,file`); checked in AppConfig. */
   @IsOptional() @IsString() DBT_GIT_PROTOCOLS?: string;
   @IsOptional() @IsString() DBT_GIT_HOSTS?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1024) @Max(1073741824) DBT_MANIFEST_MAX_BYTES?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1000) @Max(3600000) DBT_GIT_TIMEOUT_MS?: number;
+  /** Hosts, *.suffixes, addresses and CIDR ranges tenants may aim outbound calls at despite the rule of core/net; checked in AppConfig. */
+  @IsOptional() @IsString() OUTBOUND_ALLOWED_HOSTS?: string;
 
   @IsOptional()
   @IsUrl(
@@ -182,15 +200,38 @@ export class EnvSchema {
     message: 'DASHBOARD_URL_TEMPLATE must be an http:// or https:// address',
   })
   DASHBOARD_URL_TEMPLATE?: string;
+  /** Bounds of scheduled notifications: recipients each, deliveries per account and hour, schedule's interval. */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(100000) NOTIFICATION_MAX_RECIPIENTS?: number;
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(10000000)
+  NOTIFICATION_MAX_DELIVERIES_PER_HOUR?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(720) NOTIFICATION_MIN_INTERVAL_MINUTES?: number;
 
   /** Python report runs (src/modules/python-runs). */
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(32) PYTHON_POOL_SIZE?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(300000) PYTHON_RUN_TIMEOUT_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(256) @Max(16384) PYTHON_RUN_MEMORY_MB?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(86400) PYTHON_RUN_CACHE_SECONDS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(256) PYTHON_ACCOUNT_CONCURRENCY?: number;
   /** The sandbox of untrusted code (src/core/sandbox): model compiles and Python runs. */
   @IsOptional() @IsString() @MinLength(1) SANDBOX_BWRAP_PATH?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(19) SANDBOX_NICENESS?: number;
   /** The older name of SANDBOX_BWRAP_PATH, still read when that is not set. */
   @IsOptional() @IsString() @MinLength(1) PYTHON_BWRAP_PATH?: string;
 }
+
+/**
+ * The variables the service reads: every property of {@link EnvSchema}, taken from its
+ * validation metadata (each has at least `@IsOptional()`), so a variable declared there is read;
+ * there is no second list to keep.
+ */
+export const ENV_KEYS: readonly (keyof EnvSchema)[] = [
+  ...new Set(
+    getMetadataStorage()
+      .getTargetValidationMetadatas(EnvSchema, '', true, false)
+      .map((m) => m.propertyName as keyof EnvSchema),
+  ),
+];

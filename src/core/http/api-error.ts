@@ -11,6 +11,8 @@ export class ApiError extends HttpException {
     status: HttpStatus,
     readonly code: ErrorCode,
     message: string | string[],
+    /** When a retry may succeed, seconds: answered as `Retry-After` (a 429 or 503). */
+    readonly retryAfterSeconds?: number,
   ) {
     super({ message, code }, status);
   }
@@ -25,8 +27,11 @@ export class ApiError extends HttpException {
  * answers and can throw no other; the status and meaning stay declared once.
  */
 export function errorsOf<const C extends ErrorCode>(...codes: readonly C[]) {
-  const thrower = (code: C, message: string | string[]): ApiError =>
-    new ApiError(ERROR_CODES[code].status, code, message);
+  const thrower = (
+    code: C,
+    message: string | string[],
+    options: { retryAfterSeconds?: number } = {},
+  ): ApiError => new ApiError(ERROR_CODES[code].status, code, message, options.retryAfterSeconds);
   return Object.assign(thrower, { codes });
 }
 

@@ -179,12 +179,12 @@ export const ERROR_CODES = {
   data_api_not_configured: {
     status: 409,
     meaning:
-      'The deployment has no `CUBEJS_API_SECRET` environment variable to sign data API tokens with; set it with `PUT .../env-vars`.',
+      'No data API is configured for the deployment: the installation sets neither `DATA_API_URL_TEMPLATE` nor `DEPLOYMENT_DOMAIN`, or the deployment has no `CUBEJS_API_SECRET` environment variable to sign data API tokens with (`PUT .../env-vars`); the message names the setting. Nothing was sent.',
   },
   data_api_unavailable: {
     status: 503,
     meaning:
-      'The deployment’s data API could not be reached, was overloaded, or did not answer within `DATA_API_TIMEOUT_MS`; retry shortly.',
+      'The deployment’s configured data API could not be reached (the message gives the cause, such as `ECONNREFUSED` or a host name that does not resolve, and the setting its address comes from), was overloaded, or did not answer within `DATA_API_TIMEOUT_MS`.',
   },
   data_api_timeout: {
     status: 504,
@@ -247,14 +247,20 @@ export const ERROR_CODES = {
     status: 400,
     meaning: 'An upload `finish` lists a hash whose content was neither uploaded nor already on the branch.',
   },
+  upload_limit_reached: {
+    status: 429,
+    meaning:
+      'The account’s uploads hold `MODEL_UPLOAD_MAX_PENDING_BYTES` already (parts not yet committed by `finish` nor pruned after expiry); nothing was stored; see `Retry-After`.',
+  },
   remote_not_connected: { status: 400, meaning: 'The deployment has no connected git repository.' },
   remote_failed: {
     status: 502,
     meaning: 'The connected git repository refused or failed a fetch or push; the message says why.',
   },
   github_not_configured: {
-    status: 503,
-    meaning: 'No GitHub App is configured (`GITHUB_APP_ID`, `GITHUB_APP_PRIVATE_KEY`, `GITHUB_APP_SLUG`).',
+    status: 409,
+    meaning:
+      'No GitHub App is configured on this installation (`GITHUB_APP_ID`, `GITHUB_APP_PRIVATE_KEY`, `GITHUB_APP_SLUG`), its key cannot be read, or `SECRETS_KEY` is unset in production; the message names the setting.',
   },
   github_unavailable: {
     status: 502,
@@ -274,12 +280,22 @@ export const ERROR_CODES = {
     status: 503,
     meaning: 'The model compiler could not be started; retry shortly.',
   },
+  compile_limit_reached: {
+    status: 429,
+    meaning:
+      'The account’s compiles (or the process’s) are at their share, and no slot freed within `MODEL_COMPILE_QUEUE_MS`; see `Retry-After`.',
+  },
+  repository_of_another_installation: {
+    status: 500,
+    meaning:
+      'The deployment’s repository under `REPOS_DIR` was made by another installation (another database); nothing was read or changed. The operator must check `REPOS_DIR`.',
+  },
 
   // dbt sync.
   invalid_dbt_repository_url: {
     status: 400,
     meaning:
-      'A dbt repository URL that is not an absolute URL, holds credentials, uses a git transport outside `DBT_GIT_PROTOCOLS`, or names a host outside `DBT_GIT_HOSTS`.',
+      'A dbt repository URL that is not an absolute URL, has no host, holds credentials, uses a git transport outside `DBT_GIT_PROTOCOLS`, names a host outside `DBT_GIT_HOSTS`, or names a host the outbound rule refuses (one that is, or resolves to, a loopback, private, link-local or other reserved address, or a metadata name, unless `OUTBOUND_ALLOWED_HOSTS` opens it).',
   },
   invalid_dbt_ref: {
     status: 400,
@@ -319,6 +335,11 @@ export const ERROR_CODES = {
     status: 400,
     meaning:
       'A notification recipient does not resolve (no such user of the account, missing fields of its type, or no valid email); nothing was written.',
+  },
+  notification_recipient_limit_reached: {
+    status: 400,
+    meaning:
+      'The notification would have more recipients than `NOTIFICATION_MAX_RECIPIENTS` (console and embed users together); nothing was written.',
   },
 
   // Workspace: folders, workbooks, dashboards.
@@ -414,6 +435,11 @@ export const ERROR_CODES = {
     status: 503,
     meaning:
       'Python cannot run here: the sandbox (bubblewrap) cannot be set up on this host, or its processes fail to start; the log says why. Code never runs unsandboxed.',
+  },
+  python_run_limit_reached: {
+    status: 429,
+    meaning:
+      'The account has `PYTHON_ACCOUNT_CONCURRENCY` Python runs under way already, its share; see `Retry-After`.',
   },
   python_sandbox_busy: {
     status: 503,

@@ -10,6 +10,7 @@ import {
 import type { Request, Response } from 'express';
 import { QueryFailedError } from 'typeorm';
 import { ApiError } from './api-error.js';
+import { lockoutRetryAfterSeconds } from './auth-lockout.js';
 import { databaseUnavailable } from '../database/unavailable.js';
 import { challengeIfUnauthorized } from './www-authenticate.js';
 
@@ -117,6 +118,16 @@ export function renderErrorsUnder(path: RegExp, render: ErrorRenderer): void {
  * request's path itself (see {@link renderErrorsUnder}).
  */
 export function sendError(req: Request, res: Response, body: ErrorBody): void {
+  // From an address past its budget of failed authentications, a failed one is refused (rate-limit.ts).
+  const lockedOut = body.statusCode === 401 ? lockoutRetryAfterSeconds(req) : undefined;
+  if (lockedOut !== undefined) {
+    res.setHeader('Retry-After', String(lockedOut));
+    body = errorBody(
+      429,
+      'rate_limited',
+      'Too many failed authentication attempts from this address; retry after the Retry-After delay',
+    );
+  }
   // Every 503 is retryable; tell clients when (seconds).
   if (body.statusCode === 503 && !res.getHeader('Retry-After')) res.setHeader('Retry-After', '5');
   challengeIfUnauthorized(req, res, body.statusCode);
@@ -144,6 +155,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
       this.logger.error({ err: exception, reqId: req.id, path: req.path }, 'unhandled error');
     }
     if (res.headersSent) return;
+    if (exception instanceof ApiError && exception.retryAfterSeconds !== undefined) {
+      res.setHeader('Retry-After', String(Math.max(1, Math.ceil(exception.retryAfterSeconds))));
+    }
     if (!this.recorder) return sendError(req, res, body);
     void this.recorder.record(req, body.statusCode).finally(() => sendError(req, res, body));
   }

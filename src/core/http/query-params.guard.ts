@@ -1,4 +1,11 @@
-import { Injectable, type CanActivate, type ExecutionContext, type Type } from '@nestjs/common';
+import {
+  Injectable,
+  SetMetadata,
+  type CanActivate,
+  type CustomDecorator,
+  type ExecutionContext,
+  type Type,
+} from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import type { Request } from 'express';
@@ -6,12 +13,22 @@ import { coreError } from './api-error.js';
 
 /** Where `@ApiQuery` (and other parameter decorators) of @nestjs/swagger keep their declarations, per method. */
 const SWAGGER_PARAMETERS = 'swagger/apiParameters';
+/** The metadata of {@link IgnoreUnknownQueryParams}. */
+const UNKNOWN_QUERY_IGNORED = 'platform:unknown-query-ignored';
+
+/**
+ * On a route or controller: query parameters the route does not declare are ignored instead of
+ * refused, where a protocol says so (SCIM discovery, RFC 7644 section 4). The route still reads
+ * and checks the ones it cares about itself.
+ */
+export const IgnoreUnknownQueryParams = (): CustomDecorator<string> =>
+  SetMetadata(UNKNOWN_QUERY_IGNORED, true);
 
 /**
  * What a route accepts in its query string: the names it declares, `dto` when a whole-query
  * DTO declares them (the validation pipe then rejects the others, naming them), or `any` for a
  * route that takes the whole query as a free-form map (the OAuth callback, whose providers add
- * parameters of their own).
+ * parameters of their own) or is marked {@link IgnoreUnknownQueryParams}.
  */
 type Accepted = { names: ReadonlySet<string> } | 'dto' | 'any';
 
@@ -35,6 +52,8 @@ const isDtoClass = (t: unknown): boolean =>
  * accepts none.
  */
 export function acceptedQuery(controller: Type<unknown>, handler: { name: string }): Accepted {
+  const ignores = (target: object) => Reflect.getMetadata(UNKNOWN_QUERY_IGNORED, target) === true;
+  if (ignores(handler) || ignores(controller)) return 'any';
   const args: Record<string, RouteArg> =
     Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, handler.name) ?? {};
   const paramTypes: unknown[] =

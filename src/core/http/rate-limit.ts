@@ -6,6 +6,7 @@ import { ipKeyGenerator, MemoryStore, type Options } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
 import { AppConfig } from '../config/app-config.js';
 import { hashToken } from '../auth/token.js';
+import { markLockedOut } from './auth-lockout.js';
 import { errorBody, sendError } from './exception.filter.js';
 import { failFastRedis } from '../queue/redis.js';
 
@@ -51,18 +52,22 @@ export class RateLimitRedis implements OnApplicationShutdown {
   }
 }
 
-/** What the limits say about one request. */
-type Admission =
-  /** The address spent its budget of failed authentications: refuse before anything else. */
-  | { refused: true; retryAfterMs: number }
-  /** Go on; `hits` and `resetMs` of the request counter when it is on and its store answered. */
-  | { refused: false; hits?: number; resetMs?: number };
+/**
+ * What the limits say about one request: `lockedOutMs` > 0 when its address spent its budget of
+ * failed authentications (for that much longer); `hits` and `resetMs` of the request counter when
+ * it is on and its store answered.
+ */
+interface Admission {
+  lockedOutMs: number;
+  hits?: number;
+  resetMs?: number;
+}
 
 /** Where both limits count: Redis (every replica shares it) or this process's memory. */
 interface LimitStore {
   /**
-   * Refuses the request when `address` has `failureMax` failed authentications in the window
-   * (0: that limit is off); otherwise counts it against `key` (null: that limit is off).
+   * Tells whether `address` has `failureMax` failed authentications in the window (0: that limit
+   * is off), and counts the request against `key` (null: that limit is off).
    */
   admit(address: string, key: string | null): Promise<Admission>;
   /** Counts one failed authentication of `address`. */
@@ -70,27 +75,29 @@ interface LimitStore {
 }
 
 /**
- * Both limits in one Redis round trip per request: one script reads the address's failures and,
- * unless they refuse it, counts the request (a fixed window from the first hit, the counter
- * expiring with it). Keys are `<prefix>:auth-failures:<address>` and `<prefix>:rate-limit:<key>`.
+ * Both limits in one Redis round trip per request: one script reads the address's failures
+ * (how long it stays locked out, 0 when it is not) and counts the request (a fixed window from
+ * the first hit, the counter expiring with it). Keys are `<prefix>:auth-failures:<address>` and
+ * `<prefix>:rate-limit:<key>`.
  */
 const ADMIT_SCRIPT = `
+local lockedMs = 0
 local max = tonumber(ARGV[2])
 if max > 0 then
   local failures = tonumber(redis.call("GET", KEYS[1]) or "0")
   if failures >= max then
     local ttl = redis.call("PTTL", KEYS[1])
-    if ttl > 0 then return { -1, ttl } end
+    if ttl > 0 then lockedMs = ttl end
   end
 end
-if ARGV[3] == "0" then return { 0, 0 } end
+if ARGV[3] == "0" then return { 0, 0, lockedMs } end
 local windowMs = tonumber(ARGV[1])
 local ttl = redis.call("PTTL", KEYS[2])
 if ttl <= 0 then
   redis.call("SET", KEYS[2], 1, "PX", windowMs)
-  return { 1, windowMs }
+  return { 1, windowMs, lockedMs }
 end
-return { redis.call("INCR", KEYS[2]), ttl }`;
+return { redis.call("INCR", KEYS[2]), ttl, lockedMs }`;
 
 /** Counts a failed authentication, in a fixed window from the first. */
 const FAILURE_SCRIPT = `
@@ -109,7 +116,7 @@ type LimitRedis = Redis & {
     windowMs: number,
     max: number,
     count: 0 | 1,
-  ): Promise<[number, number]>;
+  ): Promise<[number, number, number]>;
   recordAuthFailure(failures: string, windowMs: number): Promise<number>;
 };
 
@@ -144,10 +151,9 @@ class RedisLimitStore implements LimitStore {
         key === null ? 0 : 1,
       ),
     );
-    if (!reply) return { refused: false };
-    const [hits, ttl] = reply.map(Number);
-    if (hits === -1) return { refused: true, retryAfterMs: ttl };
-    return key === null ? { refused: false } : { refused: false, hits, resetMs: ttl };
+    if (!reply) return { lockedOutMs: 0 };
+    const [hits, ttl, lockedOutMs] = reply.map(Number);
+    return key === null ? { lockedOutMs } : { lockedOutMs, hits, resetMs: ttl };
   }
 
   async recordFailure(address: string): Promise<void> {
@@ -191,15 +197,15 @@ class MemoryLimitStore implements LimitStore {
   }
 
   async admit(address: string, key: string | null): Promise<Admission> {
+    let lockedOutMs = 0;
     if (this.failureMax > 0) {
       const failed = await this.failures.get(address);
       const resetMs = failed?.resetTime ? failed.resetTime.getTime() - Date.now() : 0;
-      if (failed && failed.totalHits >= this.failureMax && resetMs > 0)
-        return { refused: true, retryAfterMs: resetMs };
+      if (failed && failed.totalHits >= this.failureMax && resetMs > 0) lockedOutMs = resetMs;
     }
-    if (key === null) return { refused: false };
+    if (key === null) return { lockedOutMs };
     const { totalHits, resetTime } = await this.hits.increment(key);
-    return { refused: false, hits: totalHits, resetMs: resetTime ? resetTime.getTime() - Date.now() : 0 };
+    return { lockedOutMs, hits: totalHits, resetMs: resetTime ? resetTime.getTime() - Date.now() : 0 };
   }
 
   async recordFailure(address: string): Promise<void> {
@@ -238,9 +244,12 @@ function partitionKey(key: string): string {
  * shares them), else in process memory, both checked in one step per request (one Redis round
  * trip):
  * - failed authentication per client address: once `AUTH_FAILURE_LIMIT_MAX` answers of 401 were
- *   sent to an address within the window, it gets 429 before any token is looked up, until the
- *   window passes (junk tokens would otherwise each get a budget of their own, and each cost a
- *   database lookup); such a request does not count against the request limit;
+ *   sent to an address within the window, every request from it whose credential fails (a
+ *   token, embed token or session id that is not valid, or none) gets 429 instead of 401 until
+ *   the window passes, while a valid one goes on as usual: the request is authenticated first
+ *   (a token is one SHA-256 and, unless the principal cache holds it, one lookup by a unique
+ *   index), and only its failure is refused, so a stale client behind a shared address never
+ *   locks out the others (see `auth-lockout.ts`);
  * - requests per token (per client address without one): `RATE_LIMIT_MAX` per window, with the
  *   `RateLimit` and `RateLimit-Policy` headers of the IETF draft 8 on every answer, and 429 with
  *   `Retry-After` past it.
@@ -280,12 +289,9 @@ export function requestLimits(options: {
     const address = addressKey(req);
     const key = limit > 0 ? rateLimitKey(req) : null;
     store.admit(address, key).then((admission) => {
-      if (admission.refused) {
-        res.setHeader('Retry-After', String(Math.max(1, Math.ceil(admission.retryAfterMs / 1000))));
-        tooManyRequests(req, res, 'Too many failed authentication attempts from this address');
-        return;
-      }
-      if (failureMax > 0) countFailures(res, () => store.recordFailure(address));
+      // Locked out: a 401 of this request is answered 429 instead (sendError); a valid token goes on.
+      if (admission.lockedOutMs > 0) markLockedOut(req, admission.lockedOutMs);
+      else if (failureMax > 0) countFailures(res, () => store.recordFailure(address));
       if (admission.hits !== undefined && key !== null) {
         const resetSeconds = Math.max(0, Math.ceil((admission.resetMs ?? 0) / 1000));
         res.append('RateLimit', `"${name}"; r=${Math.max(limit - admission.hits, 0)}; t=${resetSeconds}`);
@@ -304,7 +310,7 @@ export function requestLimits(options: {
   };
 }
 
-/** The 429 of both limits; the caller has set Retry-After. */
+/** The 429 of the request limit; the caller has set Retry-After. */
 function tooManyRequests(req: Request, res: Response, reason: string): void {
   sendError(req, res, errorBody(429, 'rate_limited', `${reason}; retry after the Retry-After delay`));
 }

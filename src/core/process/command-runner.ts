@@ -103,7 +103,9 @@ class CommandRunner {
   private child: ChildProcess | null = null;
   private readonly waiting = new Map<number, Waiting>();
   private nextId = 1;
-  private buffer: Buffer = Buffer.alloc(0);
+  /** Bytes received and not yet framed, kept as they came: joined once a frame is whole. */
+  private chunks: Buffer[] = [];
+  private buffered = 0;
   private header: ReplyHeader | null = null;
 
   get pid(): number | undefined {
@@ -141,7 +143,8 @@ class CommandRunner {
       stdio: ['pipe', 'pipe', 'ignore'],
     });
     this.child = child;
-    this.buffer = Buffer.alloc(0);
+    this.chunks = [];
+    this.buffered = 0;
     this.header = null;
     child.stdin.on('error', () => undefined);
     child.stdout.on('data', (chunk: Buffer) => this.receive(chunk));
@@ -173,20 +176,24 @@ class CommandRunner {
   }
 
   private receive(chunk: Buffer): void {
-    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
+    this.chunks.push(chunk);
+    this.buffered += chunk.length;
     for (;;) {
       if (!this.header) {
-        if (this.buffer.length < 4) return;
-        const size = this.buffer.readUInt32BE(0);
-        if (this.buffer.length < 4 + size) return;
-        this.header = JSON.parse(this.buffer.subarray(4, 4 + size).toString('utf8')) as ReplyHeader;
-        this.buffer = this.buffer.subarray(4 + size);
+        if (this.buffered < 4) return;
+        const size = this.peek(4).readUInt32BE(0);
+        if (this.buffered < 4 + size) return;
+        this.header = JSON.parse(
+          this.take(4 + size)
+            .subarray(4)
+            .toString('utf8'),
+        ) as ReplyHeader;
       }
       const { id, stdoutLength, stderrLength } = this.header;
-      if (this.buffer.length < stdoutLength + stderrLength) return;
-      const stdout = Buffer.from(this.buffer.subarray(0, stdoutLength));
-      const stderr = Buffer.from(this.buffer.subarray(stdoutLength, stdoutLength + stderrLength));
-      this.buffer = this.buffer.subarray(stdoutLength + stderrLength);
+      if (this.buffered < stdoutLength + stderrLength) return;
+      const body = this.take(stdoutLength + stderrLength);
+      const stdout = Buffer.from(body.subarray(0, stdoutLength));
+      const stderr = Buffer.from(body.subarray(stdoutLength));
       const { code, signal, errorCode, errorMessage } = this.header;
       this.header = null;
       const waiting = this.waiting.get(id);
@@ -194,6 +201,26 @@ class CommandRunner {
       if (this.waiting.size === 0) this.holdOpen(false);
       waiting?.resolve({ code, signal, errorCode, errorMessage, stdout, stderr });
     }
+  }
+
+  /** The first `n` buffered bytes (at least `n` are buffered), left buffered. */
+  private peek(n: number): Buffer {
+    if (this.chunks[0].length < n) this.chunks = [Buffer.concat(this.chunks)];
+    return this.chunks[0];
+  }
+
+  /**
+   * Removes and returns the first `n` buffered bytes (at least `n` are buffered): joining chunks
+   * once per frame, not once per chunk, so a reply of many megabytes costs one copy, not a copy
+   * of all it had so far for each chunk of it.
+   */
+  private take(n: number): Buffer {
+    if (n === 0) return Buffer.alloc(0);
+    const whole = this.peek(n);
+    this.chunks[0] = whole.subarray(n);
+    if (this.chunks[0].length === 0) this.chunks.shift();
+    this.buffered -= n;
+    return whole.subarray(0, n);
   }
 }
 

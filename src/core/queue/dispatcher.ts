@@ -4,11 +4,16 @@ export interface DispatchableJob {
   id: string;
   name: string;
   payload: Record<string, unknown>;
+  /** The account the work belongs to (a worker runs at most its share of them at once); null: platform work. */
+  accountId: number | null;
   /** Which hand-over of the row this is (1 the first); numbers the queue's job id. */
   handover: number;
   /** The run it works on (jobs with run records), else null. */
   runId: string | null;
-  /** Attempts already made (in-process jobs count them on the row; Bull counts its own). */
+  /**
+   * Attempts already made (the row's count): in-process jobs go on from it; a Bull job handed over
+   * again carries it, since Bull counts the attempts of each of its jobs from zero.
+   */
   attempts: number;
 }
 

@@ -49,6 +49,17 @@ export class InProcessDispatcher implements JobDispatcher {
   }
 
   private async run(job: DispatchableJob): Promise<void> {
+    // Its account runs its share of this job already: back to the outbox, due again in
+    // JOB_DEFER_MS, for the relay to hand over (not an attempt). It waits holding no slot.
+    const admitted = this.runner.admit(job);
+    if (!admitted) {
+      await this.outbox
+        .defer(job.id, this.config.queue.deferMs)
+        .catch((err: unknown) =>
+          this.logger.warn({ jobId: job.id, job: job.name, err }, 'could not defer a job'),
+        );
+      return;
+    }
     // The row stays `pending` and leased while the job runs; if this process dies, the lease
     // runs out and the relay of this or another process runs the job again.
     const lease = this.config.queue.jobLeaseSeconds;
@@ -66,6 +77,7 @@ export class InProcessDispatcher implements JobDispatcher {
         .catch(() => undefined);
     } finally {
       stop();
+      admitted();
     }
   }
 }

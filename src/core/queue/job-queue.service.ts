@@ -8,7 +8,10 @@ import { JobRuns, type StuckRun } from './job-runs.service.js';
 import { OutboxRepository } from './outbox.repository.js';
 
 export interface EnqueueOptions {
-  /** The account the work belongs to (run records), or null for platform work. */
+  /**
+   * The account the work belongs to, or null for platform work: recorded on the run and the job,
+   * and a worker runs at most the account's share of its jobs at once. Pass it for tenant work.
+   */
   accountId?: number | null;
   /** The domain key of what a run belongs to (`deployment:42`), to list and forget its runs. */
   owner?: string | null;
@@ -61,7 +64,10 @@ export class JobQueue {
     const dedupeKey = options.dedupeKey ?? definition.dedupeKey?.(payload) ?? null;
     return this.db.transaction(async () => {
       if (!definition.run) {
-        const recorded = await this.outbox.record(definition.queue, definition.name, payload, { dedupeKey });
+        const recorded = await this.outbox.record(definition.queue, definition.name, payload, {
+          accountId: options.accountId ?? null,
+          dedupeKey,
+        });
         if (recorded) this.dispatchAfterCommit(recorded);
         return { runId: null, created: recorded !== null };
       }
@@ -78,6 +84,7 @@ export class JobQueue {
           id: run.id,
           job: definition.name,
           payload: payload as Record<string, unknown>,
+          accountId: options.accountId ?? null,
         });
       }
       return { runId: run.id, created: run.created };
@@ -91,6 +98,7 @@ export class JobQueue {
   async recordForRun(run: StuckRun): Promise<boolean> {
     const { definition } = this.registry.get(run.job);
     const recorded = await this.outbox.record(definition.queue, definition.name, run.payload, {
+      accountId: run.accountId,
       runId: run.id,
       dedupeKey: `run:${run.id}`,
     });

@@ -12,6 +12,7 @@ import {
   type JobLogDetails,
   type JobLogLevel,
 } from './job-context.js';
+import type { JobDefinition } from './job-definition.js';
 import { JobRegistry, type RegisteredJob } from './job-registry.js';
 import { JobRuns, type RunClaim } from './job-runs.service.js';
 
@@ -103,11 +104,17 @@ class Context implements JobContext {
  * records), `timeoutMs` enforced, the outcome recorded. Resolves when the job is done (succeeded,
  * failed for good by `ctx.fail`, cancelled, or nothing left to do); rejects when the attempt
  * should be retried.
+ *
+ * Before that, {@link admit} keeps one account from taking every slot: at most the account's
+ * share of a job's `concurrency` runs (or waits for a slot) at once here; the dispatcher defers a
+ * job past it, so it holds no slot while it waits and the jobs of other accounts go first.
  */
 @Injectable()
 export class JobRunner {
   private readonly logger = new Logger('Jobs');
   private readonly slots = new Map<string, Semaphore>();
+  /** Jobs admitted and not finished, per job name and account (`name` NUL `accountId`). */
+  private readonly admitted = new Map<string, number>();
 
   constructor(
     private readonly registry: JobRegistry,
@@ -116,6 +123,38 @@ export class JobRunner {
     private readonly cls: ClsService,
   ) {}
 
+  /**
+   * How many jobs of one account `definition`'s job may run at once in this process:
+   * JOB_ACCOUNT_CONCURRENCY, or half the job's concurrency rounded up, never above it.
+   */
+  accountShare(definition: Pick<JobDefinition, 'concurrency'>): number {
+    const setting = this.config.queue.accountConcurrency;
+    return Math.min(definition.concurrency, setting ?? Math.ceil(definition.concurrency / 2));
+  }
+
+  /**
+   * Takes a place for `job` among its account's jobs of that name in this process: the function
+   * that gives it back (call it once the job is over, whatever happened), or null when the account
+   * already has its share of them here, and the caller defers the job without running it. Jobs of
+   * no account (platform work) are always admitted.
+   */
+  admit(job: DispatchableJob): (() => void) | null {
+    if (job.accountId === null || job.accountId === undefined) return () => undefined;
+    const key = `${job.name}\0${job.accountId}`;
+    const held = this.admitted.get(key) ?? 0;
+    if (held >= this.accountShare(this.registry.get(job.name).definition)) return null;
+    this.admitted.set(key, held + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.admitted.get(key) ?? 1) - 1;
+      if (left > 0) this.admitted.set(key, left);
+      else this.admitted.delete(key);
+    };
+  }
+
+  /** Runs an attempt of a job {@link admit} let in (the caller gives its place back afterwards). */
   async run(job: DispatchableJob, attempt: number, maxAttempts: number): Promise<void> {
     const registered = this.registry.get(job.name);
     const release = await this.slot(registered).acquire();

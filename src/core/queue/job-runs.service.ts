@@ -135,6 +135,22 @@ export class JobRuns {
   }
 
   /**
+   * While the run is `queued`: how long it has waited for a worker, whole seconds, since its job
+   * was recorded (the newest job still to run for it: a run taken over from a dead worker waits
+   * since then), else since the run was created. Null once it is no longer queued.
+   */
+  async waitingSeconds(id: string): Promise<number | null> {
+    const row = await this.db.one<{ seconds: number }>(
+      `SELECT greatest(0, floor(extract(epoch FROM now() - coalesce(
+           (SELECT max(o.created_at) FROM job_outbox o WHERE o.run_id = r.id AND o.status IN ('pending', 'dispatched')),
+           r.created_at))))::int AS seconds
+       FROM job_runs r WHERE r.id = :id AND r.status = 'queued'`,
+      { id },
+    );
+    return row?.seconds ?? null;
+  }
+
+  /**
    * Requests cancellation: a `queued` run ends `cancelled` at once; a `running` one keeps the
    * request (`cancel_requested_at`) and stops at its handler's next `ctx.throwIfCancelled()`.
    * A finished run is left as it is. Returns the run (undefined when there is none).
@@ -286,7 +302,7 @@ export class JobRuns {
    */
   async takeStuck(limit: number): Promise<{ requeued: StuckRun[]; failed: number }> {
     const stuck = await this.db.query<StuckRun & { attempts: number; maxAttempts: number }>(
-      `SELECT id, job, payload, attempts, max_attempts AS "maxAttempts" FROM job_runs
+      `SELECT id, job, payload, account_id AS "accountId", attempts, max_attempts AS "maxAttempts" FROM job_runs
        WHERE status = 'running' AND lease_until < now()
        ORDER BY id LIMIT :limit FOR UPDATE SKIP LOCKED`,
       { limit },
@@ -306,7 +322,10 @@ export class JobRuns {
         ids: retry.map((r) => r.id),
       });
     }
-    return { requeued: retry.map(({ id, job, payload }) => ({ id, job, payload })), failed: spent.length };
+    return {
+      requeued: retry.map(({ id, job, payload, accountId }) => ({ id, job, payload, accountId })),
+      failed: spent.length,
+    };
   }
 
   /**
@@ -332,4 +351,6 @@ export interface StuckRun {
   id: string;
   job: string;
   payload: Record<string, unknown>;
+  /** The run's account: its job counts against that account's share. */
+  accountId: number | null;
 }

@@ -8,6 +8,7 @@ import {
   PrimaryGeneratedColumn,
   type Relation,
 } from 'typeorm';
+import { Account } from '../../modules/users/entities/account.entity.js';
 import { JobRun } from './entities/job-run.entity.js';
 
 export type OutboxStatus = 'pending' | 'dispatched' | 'done' | 'failed';
@@ -23,12 +24,23 @@ export type OutboxStatus = 'pending' | 'dispatched' | 'done' | 'failed';
 @Index('ix_job_outbox_dispatched', ['leaseUntil'], { where: `status = 'dispatched'` })
 @Index('ux_job_outbox_dedupe', ['dedupeKey'], { unique: true, where: `status IN ('pending', 'dispatched')` })
 @Index('ix_job_outbox_run', ['runId'])
+@Index('ix_job_outbox_account', ['accountId'])
 export class OutboxJob {
   @PrimaryGeneratedColumn({ type: 'bigint' }) id: string;
 
   @Column({ type: 'varchar', length: 64 }) queue: string;
 
   @Column({ type: 'varchar', length: 64 }) name: string;
+
+  /**
+   * The account the work belongs to; null for platform work (and for jobs finished before the
+   * column existed). A worker runs at most its share of one account's jobs of a name at once.
+   */
+  @Column({ type: 'integer', nullable: true }) accountId: number | null;
+
+  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'account_id', foreignKeyConstraintName: 'fk_job_outbox_account' })
+  account?: Relation<Account>;
 
   @Column({ type: 'jsonb' }) payload: Record<string, unknown>;
 
@@ -51,6 +63,12 @@ export class OutboxJob {
 
   /** How many times it was handed to the queue; numbers the queue job id of each hand-over. */
   @Column({ type: 'integer', default: 0 }) dispatches: number;
+
+  /**
+   * Of those hand-overs, how many deferred the job (its account held its share): they are not
+   * losses, so `dispatches - deferrals` is what fails a row the queue keeps losing.
+   */
+  @Column({ type: 'integer', default: 0 }) deferrals: number;
 
   /** The run it works on (jobs with run records), else null. */
   @Column({ type: 'bigint', nullable: true }) runId: string | null;

@@ -9,14 +9,16 @@ import { AppConfig } from '../config/app-config.js';
 import { JOB_DISPATCHER, type JobDispatcher } from './dispatcher.js';
 import { JobSchedules } from './job-schedules.service.js';
 import { OutboxRepository } from './outbox.repository.js';
+import { QueueWatch } from './queue-consumers.js';
 import { RunRecovery } from './run-recovery.js';
 
 /**
  * The one tick, periodically in every API and worker process: re-queues runs stuck past their
  * lease (their worker died), fires due schedules (`job_schedules`), hands the queue the jobs whose dispatch did not happen (Redis was down between
  * commit and enqueue, or the process died) or that the queue lost (handed over, but not
- * finished within their lease: Redis restarted without its data, or the worker died), and
- * retries failed in-process jobs.
+ * finished within their lease: Redis restarted without its data, or the worker died),
+ * retries failed in-process jobs, and logs a queue whose jobs wait with no live worker
+ * ({@link QueueWatch}).
  */
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -30,6 +32,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     @Inject(JOB_DISPATCHER) private readonly dispatcher: JobDispatcher,
     private readonly recovery: RunRecovery,
     private readonly schedules: JobSchedules,
+    private readonly watch: QueueWatch,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -64,6 +67,10 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     } catch (err) {
       this.logger.warn({ err }, 'outbox relay pass failed');
     }
+    // Logs a queue whose jobs wait with no live worker (and when that ends), probes or not.
+    await this.watch
+      .check()
+      .catch((err: unknown) => this.logger.debug(`stalled queues check failed: ${String(err)}`));
     return handed;
   }
 }

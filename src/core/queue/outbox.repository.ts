@@ -11,7 +11,7 @@ export const MAX_DISPATCHES = 10;
 export const queueJobId = (id: string, handover: number): string =>
   handover <= 1 ? `outbox-${id}` : `outbox-${id}-${handover}`;
 
-const RETURNING = `id, name, payload, run_id AS "runId", attempts`;
+const RETURNING = `id, name, payload, account_id AS "accountId", run_id AS "runId", attempts`;
 
 /**
  * SQL over `job_outbox` (see {@link OutboxJob}): transport only. Writes join the current unit of
@@ -29,17 +29,18 @@ export class OutboxRepository {
     queue: string,
     name: string,
     payload: object,
-    options: { runId?: string | null; dedupeKey?: string | null } = {},
+    options: { accountId?: number | null; runId?: string | null; dedupeKey?: string | null } = {},
   ): Promise<DispatchableJob | null> {
     const row = await this.db.one<Omit<DispatchableJob, 'handover'>>(
-      `INSERT INTO job_outbox (queue, name, payload, run_id, dedupe_key, available_at)
-       VALUES (:queue, :name, :payload, :runId, :dedupeKey, now() + make_interval(secs => :grace))
+      `INSERT INTO job_outbox (queue, name, payload, account_id, run_id, dedupe_key, available_at)
+       VALUES (:queue, :name, :payload, :accountId, :runId, :dedupeKey, now() + make_interval(secs => :grace))
        ON CONFLICT (dedupe_key) WHERE status IN ('pending', 'dispatched') DO NOTHING
        RETURNING ${RETURNING}`,
       {
         queue,
         name,
         payload: JSON.stringify(payload),
+        accountId: options.accountId ?? null,
         runId: options.runId ?? null,
         dedupeKey: options.dedupeKey ?? null,
         grace: DISPATCH_GRACE_SECONDS,
@@ -68,8 +69,9 @@ export class OutboxRepository {
   async claimLost(limit: number, leaseSeconds: number): Promise<DispatchableJob[]> {
     await this.db.query(
       `UPDATE job_outbox SET status = 'failed', lease_until = NULL,
-         last_error = 'lost by the queue ' || dispatches || ' times'
-       WHERE status = 'dispatched' AND COALESCE(lease_until, '-infinity') < now() AND dispatches >= :max`,
+         last_error = 'lost by the queue ' || (dispatches - deferrals) || ' times'
+       WHERE status = 'dispatched' AND COALESCE(lease_until, '-infinity') < now()
+         AND dispatches - deferrals >= :max`,
       { max: MAX_DISPATCHES },
     );
     return this.db.query<DispatchableJob>(
@@ -91,13 +93,35 @@ export class OutboxRepository {
     );
   }
 
-  /** Records a hand-over to the queue, leased: a row not finished within it is handed over again. */
-  async markDispatched(id: string, handover: number, leaseSeconds: number): Promise<void> {
+  /**
+   * An in-process job deferred (its account holds its share of the job here): due again in
+   * `delayMs`, attempts untouched. Its lease is replaced, so the relay hands it over once due.
+   */
+  async defer(id: string, delayMs: number): Promise<void> {
     await this.db.query(
-      `UPDATE job_outbox SET status = 'dispatched', dispatched_at = now(), dispatches = GREATEST(dispatches, :handover),
-         lease_until = now() + make_interval(secs => :leaseSeconds)
-       WHERE id = :id AND status IN ('pending', 'dispatched')`,
-      { id, handover, leaseSeconds },
+      `UPDATE job_outbox SET available_at = now() + make_interval(secs => :delayMs / 1000.0)
+       WHERE id = :id AND status = 'pending'`,
+      { id, delayMs },
+    );
+  }
+
+  /**
+   * Records a hand-over to the queue, leased: a row not finished within it is handed over again.
+   * The worker may finish the job before this runs (it is added to the queue first): the
+   * hand-over is still counted, and the finished status is kept.
+   * `deferred`: the hand-over defers the job (its account held its share), counted in
+   * `deferrals`, so it is not taken for a loss.
+   */
+  async markDispatched(id: string, handover: number, leaseSeconds: number, deferred = false): Promise<void> {
+    await this.db.query(
+      `UPDATE job_outbox SET dispatches = GREATEST(dispatches, :handover),
+         deferrals = deferrals + CASE WHEN :deferred AND :handover > dispatches THEN 1 ELSE 0 END,
+         status = CASE WHEN status IN ('pending', 'dispatched') THEN 'dispatched' ELSE status END,
+         dispatched_at = CASE WHEN status IN ('pending', 'dispatched') THEN now() ELSE dispatched_at END,
+         lease_until = CASE WHEN status IN ('pending', 'dispatched')
+           THEN now() + make_interval(secs => :leaseSeconds) ELSE lease_until END
+       WHERE id = :id`,
+      { id, handover, leaseSeconds, deferred },
     );
   }
 

@@ -15,6 +15,7 @@ import { AppConfig } from '../config/app-config.js';
 import { BullDispatcher } from './bull.dispatcher.js';
 import { BullWorkers } from './bull.workers.js';
 import { JOB_DISPATCHER, type JobDispatcher } from './dispatcher.js';
+import { JobConsumer } from './entities/job-consumer.entity.js';
 import { JobRunLog } from './entities/job-run-log.entity.js';
 import { JobRun } from './entities/job-run.entity.js';
 import { JobSchedule } from './entities/job-schedule.entity.js';
@@ -27,6 +28,7 @@ import { JobSchedules } from './job-schedules.service.js';
 import { OutboxJob } from './outbox-job.entity.js';
 import { OutboxRelay } from './outbox.relay.js';
 import { OutboxRepository } from './outbox.repository.js';
+import { QueueConsumers, QueueWatch } from './queue-consumers.js';
 import { QUEUE_NAMES } from './queues.js';
 import { BullRedisClients } from './redis.js';
 import { RunRecovery } from './run-recovery.js';
@@ -63,11 +65,16 @@ export class QueueModule {
       OutboxRepository,
       JobQueue,
       RunRecovery,
+      QueueConsumers,
+      QueueWatch,
       QueueCloser,
       ...(config.role === 'cli' ? [] : [OutboxRelay]),
     ];
-    const imports = [DiscoveryModule, TypeOrmModule.forFeature([OutboxJob, JobRun, JobRunLog, JobSchedule])];
-    const exports = [JobQueue, JobRuns, JobSchedules, JOB_DISPATCHER];
+    const imports = [
+      DiscoveryModule,
+      TypeOrmModule.forFeature([OutboxJob, JobRun, JobRunLog, JobSchedule, JobConsumer]),
+    ];
+    const exports = [JobQueue, JobRuns, JobSchedules, QueueWatch, JOB_DISPATCHER];
     const redisUrl = config.queue.redisUrl;
     if (!redisUrl) {
       return {

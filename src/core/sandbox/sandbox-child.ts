@@ -190,7 +190,7 @@ export class SandboxChildProcess {
     const was = this.state;
     this.state = 'ended';
     if (was === 'starting') {
-      const said = this.stderr.trim().split('\n').slice(-3).join(' | ');
+      const said = startFailure(this.stderr);
       const how = signal ? `signal ${signal}` : `exit code ${code}`;
       this.hooks.failed(this, this.failure ?? `ended before it was ready (${how})${said ? `: ${said}` : ''}`);
     } else if (was === 'ready') {
@@ -244,4 +244,18 @@ function descendantsOf(pid: number): number[] {
     }
   }
   return found;
+}
+
+/**
+ * What a child that died starting said, in one line: a fatal error's own line (V8's "Fatal process
+ * out of memory: ...", "Fatal JavaScript ..." or an Error), which comes before a native stack
+ * trace, else its last three lines.
+ */
+export function startFailure(stderr: string): string {
+  const lines = stderr
+    .split('\n')
+    .map((line) => line.replace(/^#\s*/, '').trim())
+    .filter(Boolean);
+  const fatal = lines.find((line) => /^(Fatal|FATAL|\w*Error\b)/.test(line));
+  return fatal ?? lines.slice(-3).join(' | ');
 }

@@ -50,7 +50,30 @@ export interface Bind {
 export interface SandboxLimits {
   /** RLIMIT_DATA: the child's private writable memory (JS heap, Buffers, wasm memory, malloc). */
   memoryMb: number;
+  /** The V8 isolates the child runs (its main thread and worker threads); default 1. */
+  isolates?: number;
 }
+
+/** The Node that runs the children (this process's own): flags and limits differ by its version. */
+export const NODE_VERSION = (([major, minor]) => ({ major, minor }))(
+  process.versions.node.split('.').map(Number),
+);
+
+/** The child's RLIMIT_DATA: its memory and the reserve of each of its isolates. */
+export function dataLimitBytes(limits: SandboxLimits): number {
+  return Math.floor((limits.memoryMb + ISOLATE_RESERVE_MB * (limits.isolates ?? 1)) * 1024 * 1024);
+}
+
+/**
+ * What V8 reserves per isolate (the child's main thread and each worker thread) beyond the memory
+ * a kind is given, counted in RLIMIT_DATA because it is mapped writable when the isolate starts.
+ * Node 24's V8 maps a whole 512 MB code range so for every isolate, and an isolate cannot start
+ * below it ("Failed to reserve virtual memory for CodeRange"); with its other fixed tables an idle
+ * Node 24 isolate holds about 50 MB more than Node 20's, hence 544 MB. Node 20 maps what it uses,
+ * inside the kind's memory. The JS heap stays bounded by `--max-old-space-size` either way, but
+ * on Node 24 Buffers may use the reserve while it is untouched (docs/operations.md).
+ */
+export const ISOLATE_RESERVE_MB = NODE_VERSION.major >= 24 ? 544 : 0;
 
 /** A reason the sandbox cannot be built, for `available()` and the log. */
 export class SandboxSetupError extends Error {}
@@ -70,7 +93,7 @@ export function findSystemTool(name: string): string | null {
 }
 
 /** The directory of an installed package (real path), resolved from this module. */
-function packageDir(name: string, from: string): string {
+export function packageDir(name: string, from: string): string {
   let manifest: string;
   try {
     manifest = createRequire(from).resolve(`${name}/package.json`);
@@ -268,12 +291,11 @@ export function childCommand(
   nodeArgs: string[],
 ): { file: string; args: string[] } {
   const bind = (source: string, target: string): string[] => ['--ro-bind', source, target];
-  const memoryBytes = Math.floor(limits.memoryMb * 1024 * 1024);
   const args = [
     '-n',
     String(layout.niceness),
     layout.prlimit,
-    `--data=${memoryBytes}`,
+    `--data=${dataLimitBytes(limits)}`,
     // A crash writes no core file (a core pattern may hand it to a program on the host).
     '--core=0',
     '--nofile=256',

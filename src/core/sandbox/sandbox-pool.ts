@@ -19,6 +19,14 @@ import {
  * {@link run} throws `sandbox_unavailable`.
  */
 
+/** A kind's read-only binds and Node's arguments. */
+export interface SandboxCommand {
+  binds: Bind[];
+  nodeArgs: string[];
+  /** The V8 isolates a child runs: its main thread and its worker threads. Default 1. */
+  isolates?: number;
+}
+
 /** What makes one kind of child: its files, Node's flags, its limits. */
 export interface SandboxKind {
   /** Names the kind in messages: "The Python sandbox ...", "No Python process ...". */
@@ -28,7 +36,7 @@ export interface SandboxKind {
    * packages) and Node's arguments (flags, the script inside the sandbox, its arguments). Throws a
    * {@link SandboxSetupError} for what is missing.
    */
-  prepare(): { binds: Bind[]; nodeArgs: string[] };
+  prepare(): SandboxCommand | Promise<SandboxCommand>;
   /** Warm children kept ready. With 0 none is: each job starts its own child when it asks for one. */
   poolSize: number;
   /** A job's kill timer, from the job being sent. */
@@ -106,7 +114,7 @@ export class SandboxPool {
   private state: 'new' | 'probing' | 'ready' | 'unavailable' | 'closed' = 'new';
   private reason?: string;
   private layout?: SandboxLayout;
-  private command?: { binds: Bind[]; nodeArgs: string[] };
+  private command?: SandboxCommand;
   private starting?: Promise<void>;
   private readonly children = new Set<SandboxChildProcess>();
   private readonly idle: SandboxChildProcess[] = [];
@@ -205,7 +213,7 @@ export class SandboxPool {
    * only before the job is sent (no sandbox, no child in time, closed); once sent, every end is an
    * outcome, and only `answer` is the child's own.
    */
-  async run(job: Buffer, options: { timeoutMs?: number } = {}): Promise<JobOutcome> {
+  async run(job: Buffer, options: { timeoutMs?: number; spareWarm?: boolean } = {}): Promise<JobOutcome> {
     await this.start();
     const available = this.available();
     if (available !== true) throw new SandboxError(this.unavailableCode(), available);
@@ -213,7 +221,7 @@ export class SandboxPool {
     if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
       throw new RangeError('The timeout must be a positive number of milliseconds');
     }
-    const child = await this.acquire();
+    const child = await this.acquire(options.spareWarm ?? false);
     this.running += 1;
     this.counters.runs += 1;
     try {
@@ -265,8 +273,9 @@ export class SandboxPool {
         prlimitPath: this.kind.prlimitPath,
         niceness: this.kind.niceness,
       });
-      const command = this.kind.prepare();
       await probeSandbox(layout, { memoryMb: this.kind.memoryMb });
+      // After the probe: a kind's preparation may take seconds (the Python snapshot).
+      const command = await this.kind.prepare();
       this.layout = layout;
       this.command = command;
       if (this.state !== 'probing') return; // closed meanwhile
@@ -288,8 +297,12 @@ export class SandboxPool {
     return this.state === 'closed' ? 'sandbox_closed' : 'sandbox_unavailable';
   }
 
-  private acquire(): Promise<SandboxChildProcess> {
-    const child = this.idle.shift();
+  /**
+   * A ready child: a warm one, or one started for this job. `spareWarm`: take a warm child only
+   * when another stays warm (the caller's account floods; the last warm one is kept for others).
+   */
+  private acquire(spareWarm: boolean): Promise<SandboxChildProcess> {
+    const child = spareWarm && this.idle.length <= 1 ? undefined : this.idle.shift();
     if (child) {
       // Its replacement starts once the job is sent (run), not before.
       this.counters.servedWarm += 1;
@@ -326,8 +339,9 @@ export class SandboxPool {
     }
   }
 
-  private spawn(layout: SandboxLayout, command: { binds: Bind[]; nodeArgs: string[] }): void {
-    const { file, args } = childCommand(layout, { memoryMb: this.kind.memoryMb }, command.binds, [
+  private spawn(layout: SandboxLayout, command: SandboxCommand): void {
+    const limits = { memoryMb: this.kind.memoryMb, isolates: command.isolates };
+    const { file, args } = childCommand(layout, limits, command.binds, [
       ...command.nodeArgs,
       `--pool=${this.tag}`,
     ]);

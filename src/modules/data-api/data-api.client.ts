@@ -50,11 +50,22 @@ export const API_SECRET_VARIABLE = 'CUBEJS_API_SECRET';
 export const FIRST_DELAY_MS = 100;
 export const MAX_DELAY_MS = 2_000;
 
+/** The message of a call on an installation that names no data API (no setting to retry with). */
+export const NO_DATA_API =
+  'No data API is configured on this installation: the operator sets DATA_API_URL_TEMPLATE to where ' +
+  "deployments' data APIs answer (e.g. https://{deploymentId}.data.example.com), or DEPLOYMENT_DOMAIN " +
+  'when each deployment serves its own at https://deployment-<id>.<DEPLOYMENT_DOMAIN>';
+
+/** System errors of a host name that does not resolve: a setting to fix, not a moment to wait. */
+const UNRESOLVED = new Set(['ENOTFOUND', 'EAI_NONAME', 'EAI_NODATA']);
+
 /** Longest message of the data API carried into an error of ours. */
 const MESSAGE_MAX = 500;
 
 interface Endpoint {
   baseUrl: string;
+  /** The setting the address comes from, for messages: `DATA_API_URL_TEMPLATE` or `DEPLOYMENT_DOMAIN`. */
+  setting: string;
   key: Uint8Array;
   /** Text never to be repeated: the secret (and, once signed, each token). */
   secrets: string[];
@@ -71,8 +82,10 @@ interface Call {
  * Queries a deployment's Core Data API (Cube's REST API): JSON queries (`load`), SQL (`sql`) and
  * the model's metadata (`meta`), as a caller with the given security context.
  *
- * - Where: `DATA_API_URL_TEMPLATE` with the deployment's ids filled in, else the deployment's own
- *   `deploymentUrl` (the address its production environment is served at).
+ * - Where: `DATA_API_URL_TEMPLATE` with the deployment's ids filled in, else, when
+ *   `DEPLOYMENT_DOMAIN` is set, the deployment's own `deploymentUrl` (the address its production
+ *   environment is served at). With neither, no data API is configured on this installation: the
+ *   call fails at once with `data_api_not_configured` naming both settings, and nothing is sent.
  * - As whom: an API token, a JWT (HS256) signed with the deployment's `CUBEJS_API_SECRET`
  *   environment variable whose claims are the security context, sent in `Authorization` with no
  *   prefix. A fresh token is signed for each request.
@@ -93,6 +106,19 @@ export class DataApiClient {
     private readonly deployments: DeploymentsService,
     private readonly envVars: EnvVarsService,
   ) {}
+
+  /** Whether this installation names deployments' data APIs (DATA_API_URL_TEMPLATE or DEPLOYMENT_DOMAIN). */
+  get configured(): boolean {
+    return this.config.dataApi.urlTemplate !== null || this.config.dataApi.deploymentUrls;
+  }
+
+  /**
+   * Throws 409 `data_api_not_configured`, naming the settings, when this installation names no
+   * data API: for callers with costly work to do before their first query.
+   */
+  requireConfigured(): void {
+    if (!this.configured) throw dataApiError('data_api_not_configured', NO_DATA_API);
+  }
 
   /** `POST /v1/load`: a JSON query; its rows as objects keyed by member name. */
   load(
@@ -228,10 +254,14 @@ export class DataApiClient {
         );
       }
       const reason = networkReason(err);
-      this.logger.warn({ ...where, reason }, 'The data API could not be reached');
+      this.logger.warn({ ...where, reason, setting: endpoint.setting }, 'The data API could not be reached');
       throw dataApiError(
         'data_api_unavailable',
-        `The data API of deployment ${target.deploymentId} could not be reached (${reason}); retry shortly`,
+        `The data API of deployment ${target.deploymentId} could not be reached (${reason}${
+          UNRESOLVED.has(reason)
+            ? `: its host name does not resolve); check ${endpoint.setting}`
+            : `); retry shortly, and check ${endpoint.setting} if it persists`
+        }`,
       );
     }
     if (status >= 200 && status < 300) {
@@ -256,10 +286,15 @@ export class DataApiClient {
     const message = errorOfText(text);
     if (isContinueWait(message)) return { kind: 'continue-wait' };
     this.logger.warn({ ...where, status }, 'The data API answered an error');
-    throw this.failure(target, status, message === null ? null : this.quote(message, secrets));
+    throw this.failure(target, endpoint, status, message === null ? null : this.quote(message, secrets));
   }
 
-  private failure(target: DataApiTarget, status: number, message: string | null): ApiError {
+  private failure(
+    target: DataApiTarget,
+    endpoint: Endpoint,
+    status: number,
+    message: string | null,
+  ): ApiError {
     const of = `The data API of deployment ${target.deploymentId}`;
     const saying = message === null ? '' : `: ${message}`;
     if (status === 401 || status === 403) {
@@ -269,7 +304,7 @@ export class DataApiClient {
       );
     }
     if (status === 404) {
-      return dataApiError('data_api_failed', `${of} has no such endpoint (404); check DATA_API_URL_TEMPLATE`);
+      return dataApiError('data_api_failed', `${of} has no such endpoint (404); check ${endpoint.setting}`);
     }
     if (status === 429 || status === 502 || status === 503 || status === 504) {
       return dataApiError(
@@ -289,18 +324,28 @@ export class DataApiClient {
     return dataApiError('data_api_failed', `${of} failed (${status}${saying})`);
   }
 
-  /** Where the deployment's data API is and the key its tokens are signed with; 404, 409. */
+  /**
+   * Where the deployment's data API is and the key its tokens are signed with; 404 for a deployment
+   * not in the account, then 409 `data_api_not_configured` when the installation names no data API
+   * (neither DATA_API_URL_TEMPLATE nor DEPLOYMENT_DOMAIN) or the deployment has no secret.
+   */
   private async endpoint(target: DataApiTarget): Promise<Endpoint> {
     const { accountId, deploymentId } = target;
-    const template = this.config.dataApi.urlTemplate;
+    const { urlTemplate: template, deploymentUrls } = this.config.dataApi;
     let baseUrl: string;
+    let setting: string;
     if (template) {
       await this.deployments.requireInAccount(accountId, deploymentId);
       baseUrl = template
         .replaceAll('{deploymentId}', String(deploymentId))
         .replaceAll('{accountId}', String(accountId));
-    } else {
+      setting = 'DATA_API_URL_TEMPLATE';
+    } else if (deploymentUrls) {
       baseUrl = (await this.deployments.describe(accountId, deploymentId)).deploymentUrl.replace(/\/+$/, '');
+      setting = 'DEPLOYMENT_DOMAIN';
+    } else {
+      await this.deployments.requireInAccount(accountId, deploymentId);
+      throw dataApiError('data_api_not_configured', NO_DATA_API);
     }
     const secret = (await this.envVars.values(accountId, deploymentId)).get(API_SECRET_VARIABLE);
     if (!secret || secret.trim() === '') {
@@ -310,7 +355,7 @@ export class DataApiClient {
           'tokens with; set it (PUT /api/v1/deployments/{id}/env-vars) to the API secret its runtime uses',
       );
     }
-    return { baseUrl, key: new TextEncoder().encode(secret), secrets: [secret] };
+    return { baseUrl, setting, key: new TextEncoder().encode(secret), secrets: [secret] };
   }
 
   /** An API token for one request: the security context, issued now, valid a little past the request. */

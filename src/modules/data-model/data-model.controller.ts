@@ -11,7 +11,6 @@ import {
   UseFilters,
   UseInterceptors,
 } from '@nestjs/common';
-import { FileInterceptor } from '@nestjs/platform-express';
 import {
   ApiBody,
   ApiConsumes,
@@ -54,6 +53,7 @@ import { DATA_MODEL_ROUTES, legacy, OK, WRITE_ERRORS } from './data-model.routes
 import { ModelBuilds } from './model-builds.js';
 import { ModelFiles } from './model-files.service.js';
 import { ModelUploads } from './model-uploads.service.js';
+import { UploadPartInterceptor } from './upload-part.interceptor.js';
 
 /** The form fields of `POST .../upload/file` besides the file. */
 export class UploadFileFieldsDto {
@@ -186,6 +186,7 @@ export class DataModelController {
     'branch_not_found',
     'not_in_dev_mode',
     'compiler_unavailable',
+    'compile_limit_reached',
     'invalid_branch_name',
   )
   validate(
@@ -227,7 +228,8 @@ export class DataModelController {
   @Post('data-model/upload/file')
   @HttpCode(200)
   @RequireObjectAction(Action.SchemaUpdateDevBranches)
-  @UseInterceptors(FileInterceptor('file', { limits: { fileSize: 100 * 1024 * 1024, files: 1, fields: 4 } }))
+  // The part is read under MODEL_MAX_FILE_BYTES as it arrives; past it the request is refused at once.
+  @UseInterceptors(UploadPartInterceptor)
   @ApiConsumes('multipart/form-data')
   @ApiBody({
     schema: {
@@ -240,7 +242,13 @@ export class DataModelController {
       },
     },
   })
-  @ApiOperation({ summary: 'Add one file to an open upload' })
+  @ApiOperation({
+    summary: 'Add one file to an open upload',
+    description:
+      'A part over `MODEL_MAX_FILE_BYTES` is refused as soon as it passes the limit (the connection ' +
+      'closes). The bytes of an account’s uploads not yet committed by `finish` count against ' +
+      '`MODEL_UPLOAD_MAX_PENDING_BYTES`; past it the part is refused with 429 and nothing is stored.',
+  })
   @ApiOkResponse({ type: UploadFileResponseDto })
   @ApiErrors(
     'validation_failed',
@@ -248,6 +256,7 @@ export class DataModelController {
     'upload_transaction_not_found',
     'invalid_path',
     'file_too_large',
+    'upload_limit_reached',
   )
   uploadFile(
     @CurrentPrincipal() actor: Principal,
@@ -323,6 +332,7 @@ export class BuildStatusController {
     summary: 'Latest build/compile status for a branch (production build or dev-mode)',
     description:
       'Branch: `branchName`, else your active dev-mode branch, else the deploy branch. `status` is ' +
+      '`queued` (no worker has taken the build yet: `queuedSeconds` says how long it has waited), ' +
       '`building`, `built`, `failed`, `cancelled` or `none` (never built); an unknown branch is `failed` ' +
       'with `errorText: "Bad branch"`.',
   })

@@ -20,8 +20,11 @@ export const dataModelError = errorsOf(
   'merge_conflict',
   'merge_not_allowed',
   'upload_hash_mismatch',
+  'upload_limit_reached',
   'remote_not_connected',
   'remote_failed',
   'service_unavailable',
+  'compile_limit_reached',
   'conflict',
+  'repository_of_another_installation',
 );

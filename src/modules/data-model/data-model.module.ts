@@ -18,6 +18,7 @@ import { ModelDevSession } from './entities/model-dev-session.entity.js';
 import { ModelRemote } from './entities/model-remote.entity.js';
 import { ModelUpload, ModelUploadFile } from './entities/model-upload.entity.js';
 import { GitStore } from './git/git-store.js';
+import { ReposOwnership } from './git/repos-ownership.js';
 import { GitHubModule } from './github/github.module.js';
 import { ModelBranches } from './model-branches.service.js';
 import { BUILD_JOB, ModelBuilds } from './model-builds.js';
@@ -29,7 +30,7 @@ import { ModelImports } from './model-imports.js';
 import { ModelMerges } from './model-merges.service.js';
 import { ModelRefs } from './model-refs.js';
 import { ModelRemotes } from './model-remotes.js';
-import { ModelUploads } from './model-uploads.service.js';
+import { ModelUploads, UPLOAD_SWEEP_JOB } from './model-uploads.service.js';
 import { ModelVerdicts } from './model-verdicts.js';
 import { ModelWorkspace } from './model-workspace.js';
 import { MergesController } from './merges.controller.js';
@@ -96,6 +97,7 @@ class ModelLifecycle implements OnModuleInit {
   exports: [ModelImports],
   providers: [
     DataModelRepository,
+    ReposOwnership,
     GitStore,
     ModelCompiler,
     ModelVerdicts,
@@ -112,7 +114,7 @@ class ModelLifecycle implements OnModuleInit {
     ModelEnvironments,
     ModelImports,
     ModelLifecycle,
-    declareJobs(BUILD_JOB),
+    declareJobs(BUILD_JOB, UPLOAD_SWEEP_JOB),
   ],
 })
 export class DataModelModule {}

@@ -26,6 +26,14 @@ export interface UploadRow {
   userId: number;
   branchName: string;
   prefix: string;
+  /** Bytes its parts stored (every part, a replaced one too). */
+  bytes: number;
+}
+
+/** What an account's uploads hold: bytes not yet committed nor pruned, and the earliest expiry among them. */
+export interface PendingUploads {
+  bytes: number;
+  earliestExpiry: Date | null;
 }
 
 export interface BuildRow {
@@ -75,6 +83,17 @@ export class DataModelRepository {
   }
 
   // --- Branches -----------------------------------------------------------------------------------
+
+  /**
+   * The deployments whose repository this database has set up (it records their deploy branch
+   * once the repository exists), in id order.
+   */
+  async deploymentsWithRepositories(): Promise<number[]> {
+    const rows = await this.db.query<{ id: number }>(
+      `SELECT DISTINCT deployment_id AS id FROM model_branches ORDER BY deployment_id`,
+    );
+    return rows.map((r) => r.id);
+  }
 
   branches(deploymentId: number): Promise<BranchRow[]> {
     return this.db.query<BranchRow>(
@@ -214,25 +233,75 @@ export class DataModelRepository {
   /** An open (unexpired) upload of the user; `lock` holds it for the unit of work. */
   upload(deploymentId: number, userId: number, id: string, lock = false): Promise<UploadRow | undefined> {
     return this.db.one<UploadRow>(
-      `SELECT id, user_id AS "userId", branch_name AS "branchName", prefix FROM model_uploads
+      `SELECT id, user_id AS "userId", branch_name AS "branchName", prefix, bytes::float8 AS bytes FROM model_uploads
        WHERE id = :id AND deployment_id = :deploymentId AND user_id = :userId AND expires_at > now()
        ${lock ? 'FOR UPDATE' : ''}`,
       { id, deploymentId, userId },
     );
   }
 
-  async putUploadFile(uploadId: string, path: string, sha1: string, blobOid: string): Promise<void> {
+  /**
+   * Holds the upload allowance of an account until the unit of work ends: parts of one account
+   * (in any process) take turns between reading the account's sum and adding to it.
+   */
+  async lockAccountUploads(accountId: number): Promise<void> {
+    await this.db.query(`SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))`, {
+      key: `model-uploads:${accountId}`,
+    });
+  }
+
+  /** The bytes an account's uploads hold (open, closed with bytes left out of their commit, or expired). */
+  async pendingUploads(accountId: number): Promise<PendingUploads> {
+    const [row] = await this.db.query<PendingUploads>(
+      `SELECT COALESCE(SUM(bytes), 0)::float8 AS bytes, MIN(expires_at) AS "earliestExpiry"
+       FROM model_uploads WHERE account_id = :accountId`,
+      { accountId },
+    );
+    return row;
+  }
+
+  /** Counts `bytes` more on an open upload; false when it is no longer open. */
+  async addUploadBytes(id: string, bytes: number): Promise<boolean> {
+    const rows = await this.db.query(
+      `UPDATE model_uploads SET bytes = bytes + :bytes WHERE id = :id AND expires_at > now() RETURNING id`,
+      { id, bytes },
+    );
+    return rows.length > 0;
+  }
+
+  async putUploadFile(
+    uploadId: string,
+    path: string,
+    sha1: string,
+    blobOid: string,
+    size: number,
+  ): Promise<void> {
     await this.db.query(
-      `INSERT INTO model_upload_files (upload_id, path, sha1, blob_oid) VALUES (:uploadId, :path, :sha1, :blobOid)
-       ON CONFLICT (upload_id, path) DO UPDATE SET sha1 = EXCLUDED.sha1, blob_oid = EXCLUDED.blob_oid`,
-      { uploadId, path, sha1, blobOid },
+      `INSERT INTO model_upload_files (upload_id, path, sha1, blob_oid, size)
+       VALUES (:uploadId, :path, :sha1, :blobOid, :size)
+       ON CONFLICT (upload_id, path) DO UPDATE
+       SET sha1 = EXCLUDED.sha1, blob_oid = EXCLUDED.blob_oid, size = EXCLUDED.size`,
+      { uploadId, path, sha1, blobOid, size },
     );
   }
 
-  uploadFiles(uploadId: string): Promise<Array<{ path: string; sha1: string; blobOid: string }>> {
+  uploadFiles(
+    uploadId: string,
+  ): Promise<Array<{ path: string; sha1: string; blobOid: string; size: number }>> {
     return this.db.query(
-      `SELECT path, sha1, blob_oid AS "blobOid" FROM model_upload_files WHERE upload_id = :uploadId`,
+      `SELECT path, sha1, blob_oid AS "blobOid", size FROM model_upload_files WHERE upload_id = :uploadId`,
       { uploadId },
+    );
+  }
+
+  /**
+   * Closes a finished upload whose commit left `bytes` of its parts out: it takes no more parts
+   * and its bytes count until the sweep prunes them.
+   */
+  async closeUpload(id: string, bytes: number): Promise<void> {
+    await this.db.query(
+      `UPDATE model_uploads SET expires_at = LEAST(expires_at, now()), bytes = :bytes WHERE id = :id`,
+      { id, bytes },
     );
   }
 
@@ -240,10 +309,30 @@ export class DataModelRepository {
     await this.db.query(`DELETE FROM model_uploads WHERE id = :id`, { id });
   }
 
-  /** Forgets uploads left open past their expiry (their blobs are unreferenced; git prunes them). */
-  async deleteExpiredUploads(): Promise<number> {
-    const rows = await this.db.query(`DELETE FROM model_uploads WHERE expires_at <= now() RETURNING id`);
+  /** Deployments with uploads that ended (expired or closed) at or before `before`: the sweep's work. */
+  async sweptUploadDeployments(before: Date, limit: number): Promise<number[]> {
+    const rows = await this.db.query<{ deploymentId: number }>(
+      `SELECT DISTINCT deployment_id AS "deploymentId" FROM model_uploads WHERE expires_at <= :before
+       ORDER BY 1 LIMIT :limit`,
+      { before, limit },
+    );
+    return rows.map((r) => r.deploymentId);
+  }
+
+  /** Forgets a deployment's uploads that ended at or before `before` (the sweep pruned what they left). */
+  async deleteSweptUploads(deploymentId: number, before: Date): Promise<number> {
+    const rows = await this.db.query(
+      `DELETE FROM model_uploads WHERE deployment_id = :deploymentId AND expires_at <= :before RETURNING id`,
+      { deploymentId, before },
+    );
     return rows.length;
+  }
+
+  /** Holds the lock under which a process makes sure the upload sweep is scheduled once. */
+  async lockUploadSweepSchedule(): Promise<void> {
+    await this.db.query(`SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))`, {
+      key: 'model-upload-sweep-schedule',
+    });
   }
 
   // --- Builds ---------------------------------------------------------------------------------------

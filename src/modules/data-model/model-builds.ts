@@ -31,6 +31,9 @@ export const BUILD_JOB = defineJob<BuildPayload>('deployment.build', {
   dedupeKey: (p) => `deployment.build:${p.buildId}`,
 });
 
+/** What a queued build's status says, as a queued dbt sync's does. */
+const WAITING_FOR_A_WORKER = 'Waiting for a worker';
+
 /**
  * Builds: recorded on every change of a branch (commit, merge, upload, pull, connect), run by the
  * `deployment.build` job, which compiles the branch at the recorded commit with the model
@@ -97,12 +100,19 @@ export class ModelBuilds {
     const build = await this.repository.latestBuild(deploymentId, name);
     if (!build) return { ...base, status: 'none', buildJobId: null, lastHash: head };
     const run = await this.runs.get(build.runId);
+    // `queued` until a worker claims the build (and again while a retry waits for one).
     const status =
-      !run || run.status === 'queued' || run.status === 'running'
-        ? 'building'
-        : run.status === 'succeeded'
-          ? (build.outcome ?? 'built')
-          : run.status;
+      run?.status === 'queued'
+        ? 'queued'
+        : !run || run.status === 'running'
+          ? 'building'
+          : run.status === 'succeeded'
+            ? (build.outcome ?? 'built')
+            : run.status;
+    const waiting =
+      run?.status === 'queued'
+        ? { queuedSeconds: (await this.runs.waitingSeconds(run.id)) ?? 0, message: WAITING_FOR_A_WORKER }
+        : {};
     return {
       ...base,
       status,
@@ -112,6 +122,7 @@ export class ModelBuilds {
       filesHash: build.filesHash,
       lastHash: build.commitSha,
       updatedAt: run?.finishedAt ?? run?.startedAt ?? build.createdAt.toISOString(),
+      ...waiting,
     };
   }
 
@@ -150,7 +161,10 @@ export class ModelBuilds {
     await ctx.phase('compile');
     await ctx.log(`Compiling ${files.length} files`);
     // A model compiled before (a validate of the same tree) is not compiled again.
-    const result = await this.verdicts.of(build.accountId, build.deploymentId, commit, prefix);
+    // A build waits for its compile slot as long as it takes: its job is already its turn.
+    const result = await this.verdicts.of(build.accountId, build.deploymentId, commit, prefix, {
+      waitForSlot: Infinity,
+    });
     await ctx.throwIfCancelled();
     await ctx.phase('publish');
     const errorText = result.valid

@@ -100,6 +100,8 @@ export class ModelConnection {
    */
   async connect(actor: Principal, deploymentId: number, dto: ConnectGitHubDto): Promise<DeploymentDto> {
     const ctx = await this.ws.open(actor, deploymentId, Action.SchemaUpdate);
+    // Without a GitHub App no installation can be linked: say what the operator must set up.
+    this.host.requireConfigured();
     // Only an installation this account linked (GitHub's Setup URL) may be connected.
     await this.installations.requireLinked(ctx.accountId, dto.installationId);
     const repo = dto.isNewRepo

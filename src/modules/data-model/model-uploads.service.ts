@@ -1,10 +1,13 @@
 import { createHash } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
+import { AppConfig } from '../../core/config/app-config.js';
 import { Database } from '../../core/database/database.js';
 import { notFound } from '../../core/http/not-found.js';
+import { defineJob, JobHandler } from '../../core/queue/job-definition.js';
 import { JobQueue } from '../../core/queue/job-queue.service.js';
+import { JobSchedules } from '../../core/queue/job-schedules.service.js';
 import { dataModelError } from './data-model.errors.js';
 import { DataModelRepository } from './data-model.repository.js';
 import type {
@@ -25,6 +28,32 @@ import { ModelWorkspace, type Branch, type BranchState, type ModelContext } from
 /** How long an upload may stay open before it is forgotten. */
 export const UPLOAD_TTL_SECONDS = 3600;
 
+/**
+ * Age past which the upload sweep prunes unreachable objects: the upload's lifetime (so an open
+ * upload's blobs, all written since it started, are younger) and a quarter of an hour more for a
+ * `finish` or a write under way when the sweep runs.
+ */
+export const UPLOAD_PRUNE_AGE_SECONDS = UPLOAD_TTL_SECONDS + 900;
+
+/** The sweep's schedule (every quarter of an hour), kept in `job_schedules` under this owner. */
+export const UPLOAD_SWEEP_CRON = '*/15 * * * *';
+export const UPLOAD_SWEEP_OWNER = 'data-model:upload-sweep';
+
+/** Deployments one sweep prunes at most; the next takes the rest. */
+const SWEEP_BATCH = 500;
+
+/**
+ * Forgets uploads that ended (expired, or finished with parts left out of their commit) more
+ * than {@link UPLOAD_PRUNE_AGE_SECONDS} ago, after pruning what they left in their repositories.
+ */
+export const UPLOAD_SWEEP_JOB = defineJob<{ scheduledFor?: string }>('data-model.upload-sweep', {
+  queue: 'default',
+  attempts: 3,
+  backoffMs: 60_000,
+  timeoutMs: 30 * 60_000,
+  concurrency: 1,
+});
+
 const SHA1 = /^[0-9a-f]{40}$/;
 
 /**
@@ -35,6 +64,10 @@ const SHA1 = /^[0-9a-f]{40}$/;
  */
 @Injectable()
 export class ModelUploads {
+  private readonly logger = new Logger('DataModelUploads');
+  /** Whether this process has made sure the sweep is scheduled. */
+  private sweepScheduled = false;
+
   constructor(
     private readonly db: Database,
     private readonly ws: ModelWorkspace,
@@ -44,6 +77,8 @@ export class ModelUploads {
     private readonly builds: ModelBuilds,
     private readonly remotes: ModelRemotes,
     private readonly jobs: JobQueue,
+    private readonly schedules: JobSchedules,
+    private readonly config: AppConfig,
   ) {}
 
   /**
@@ -77,8 +112,8 @@ export class ModelUploads {
 
   async start(actor: Principal, deploymentId: number, query: UploadQueryDto): Promise<UploadStartDto> {
     const { ctx, branch, prefix } = await this.open(actor, deploymentId, query);
-    // Abandoned uploads are forgotten here; their blobs are unreferenced and git prunes them.
-    await this.repository.deleteExpiredUploads();
+    // Abandoned uploads are forgotten by the sweep, once it has pruned what they left.
+    await this.scheduleSweep();
     const id = await this.repository.insertUpload({
       accountId: ctx.accountId,
       deploymentId,
@@ -101,14 +136,40 @@ export class ModelUploads {
     const id = transactionId(fields.transaction);
     // The upload was opened by this user for its branch, with the rights that branch needs
     // (`start`): a part needs only the upload, not the branch again.
-    await this.ws.open(actor, deploymentId, Action.SchemaUpdateDevBranches);
+    const ctx = await this.ws.open(actor, deploymentId, Action.SchemaUpdateDevBranches);
     this.ws.assertLimits([{ path, size: content.length }], 0);
     const upload = await this.repository.upload(deploymentId, actor.userId, id);
     if (!upload) throw notFound('UploadTransaction', id);
-    const [oid] = await this.ws.git.writeBlobs(deploymentId, [content]);
     const hash = createHash('sha1').update(content).digest('hex');
-    await this.repository.putUploadFile(upload.id, path, hash, oid);
+    await this.db.transaction(async () => {
+      // The account's parts take turns from reading its sum to storing the blob, so parallel
+      // parts cannot pass the bound together; a refused part stores nothing.
+      await this.repository.lockAccountUploads(ctx.accountId);
+      await this.assertAllowance(ctx.accountId, content.length);
+      if (!(await this.repository.addUploadBytes(upload.id, content.length))) {
+        throw notFound('UploadTransaction', id);
+      }
+      const [oid] = await this.ws.git.writeBlobs(deploymentId, [content]);
+      await this.repository.putUploadFile(upload.id, path, hash, oid, content.length);
+    });
     return { fileName: path, hash };
+  }
+
+  /** 429 `upload_limit_reached` when `size` more bytes would pass the account's allowance. */
+  private async assertAllowance(accountId: number, size: number): Promise<void> {
+    const limit = this.config.dataModel.uploadMaxPendingBytes;
+    const pending = await this.repository.pendingUploads(accountId);
+    if (pending.bytes + size <= limit) return;
+    // Bytes free when an upload finishes, or when the sweep after its expiry has pruned them.
+    const freedAt = (pending.earliestExpiry?.getTime() ?? Date.now()) + UPLOAD_PRUNE_AGE_SECONDS * 1000;
+    const retryAfterSeconds = Math.max(60, (freedAt - Date.now()) / 1000 + 15 * 60);
+    throw dataModelError(
+      'upload_limit_reached',
+      `The account's uploads hold ${pending.bytes} bytes not yet committed; ${size} more would pass ` +
+        `MODEL_UPLOAD_MAX_PENDING_BYTES (${limit}). Finish open uploads; what expired ones hold is ` +
+        `freed once they are pruned, about ${Math.ceil(UPLOAD_PRUNE_AGE_SECONDS / 60)} minutes after they expire.`,
+      { retryAfterSeconds },
+    );
   }
 
   async finish(
@@ -139,6 +200,8 @@ export class ModelUploads {
       const branch = await this.ws.branch(ctx, upload.branchName);
       const uploaded = new Map((await this.repository.uploadFiles(upload.id)).map((f) => [f.path, f]));
       const git = this.ws.git;
+      /** The blobs of the branch's tree once the upload is in: the uploaded ones there are committed. */
+      let inTree = new Set<string>();
       const next = await this.refs.move(deploymentId, branch.name, 'head', async (head) => {
         // Content already on the branch, by hash: a file the client did not send again.
         const current = head ? await git.listFiles(deploymentId, head) : [];
@@ -165,9 +228,10 @@ export class ModelUploads {
             if (f.path.startsWith(upload.prefix) && !changes.has(f.path)) changes.set(f.path, null);
           }
         }
-        const kept = current.filter((f) => !changes.has(f.path)).length;
-        const total = kept + [...changes.values()].filter((v) => v !== null).length;
-        this.ws.assertLimits([], total);
+        const kept = current.filter((f) => !changes.has(f.path)).map((f) => f.oid);
+        const added = [...changes.values()].filter((v): v is string => v !== null);
+        inTree = new Set([...kept, ...added]);
+        this.ws.assertLimits([], kept.length + added.length);
         const baseTree = head ? await git.treeOf(deploymentId, head) : null;
         const tree = await git.writeTree(deploymentId, baseTree, changes);
         if (tree === baseTree) return null;
@@ -181,7 +245,13 @@ export class ModelUploads {
         await this.remotes.push(ctx, branch.name, commit);
         return { next: commit, result: commit };
       });
-      await this.repository.deleteUpload(upload.id);
+      // Parts the commit took are the branch's now; the rest (replaced or unlisted parts) keeps
+      // counting against the account until the sweep prunes it.
+      let committed = 0;
+      for (const f of uploaded.values()) if (inTree.has(f.blobOid)) committed += f.size;
+      const left = upload.bytes - committed;
+      if (left > 0) await this.repository.closeUpload(upload.id, left);
+      else await this.repository.deleteUpload(upload.id);
       if (next) {
         await this.builds.queue(ctx.accountId, deploymentId, branch.name, next, 'upload');
         return { lastHash: next };
@@ -189,6 +259,54 @@ export class ModelUploads {
       const head = await this.refs.head(deploymentId, branch.name);
       return head ? { lastHash: head } : {};
     });
+  }
+
+  /**
+   * Makes sure the sweep is scheduled (once, whichever process asks first): at the first upload,
+   * since before it there is nothing to sweep.
+   */
+  private async scheduleSweep(): Promise<void> {
+    if (this.sweepScheduled) return;
+    await this.db.transaction(async () => {
+      await this.repository.lockUploadSweepSchedule();
+      if ((await this.schedules.listByOwner(UPLOAD_SWEEP_OWNER)).length > 0) return;
+      await this.schedules.create({
+        owner: UPLOAD_SWEEP_OWNER,
+        job: UPLOAD_SWEEP_JOB,
+        cron: UPLOAD_SWEEP_CRON,
+        payload: {},
+      });
+    });
+    this.sweepScheduled = true;
+  }
+
+  @JobHandler(UPLOAD_SWEEP_JOB)
+  async runSweep(): Promise<void> {
+    await this.sweep();
+  }
+
+  /**
+   * Prunes what uploads that ended more than {@link UPLOAD_PRUNE_AGE_SECONDS} ago left in their
+   * repositories (`git prune` of unreachable objects older than that: an open upload's blobs and
+   * everything a ref or reflog reaches stay), then forgets those uploads. Safe to run twice and
+   * alongside writes; a deployment whose prune fails keeps its rows for the next run. Answers
+   * how many uploads it forgot.
+   */
+  async sweep(now = new Date()): Promise<number> {
+    const before = new Date(now.getTime() - UPLOAD_PRUNE_AGE_SECONDS * 1000);
+    const failed: number[] = [];
+    let forgotten = 0;
+    for (const deploymentId of await this.repository.sweptUploadDeployments(before, SWEEP_BATCH)) {
+      try {
+        await this.ws.git.prune(deploymentId, before);
+        forgotten += await this.repository.deleteSweptUploads(deploymentId, before);
+      } catch (err) {
+        this.logger.warn({ err, deploymentId }, 'pruning what expired uploads left failed; retried later');
+        failed.push(deploymentId);
+      }
+    }
+    if (failed.length > 0) throw new Error(`The upload sweep failed for deployments ${failed.join(', ')}`);
+    return forgotten;
   }
 
   /**

@@ -3,7 +3,9 @@ import { createRequire } from 'node:module';
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
 import { JsonCache } from '../../core/cache/json-cache.js';
+import { FairShare, FairShareBusy } from '../../core/limits/fair-share.js';
 import { MODEL_DIR, ModelCompiler, type CompileResult, type ModelFile } from './compiler/model-compiler.js';
+import { dataModelError } from './data-model.errors.js';
 import { GitStore } from './git/git-store.js';
 
 /**
@@ -42,12 +44,19 @@ export async function readModel(
  * cache entry instead of compiling. Only the compiler's own verdicts are kept, never a compile the
  * sandbox stopped (time, memory, crash): that one is tried again. Identical requests that arrive
  * together share one compile.
+ *
+ * Compiles take fair shares of the process ({@link FairShare}): at most MODEL_COMPILE_CONCURRENCY
+ * at once, MODEL_COMPILE_ACCOUNT_CONCURRENCY of them for one account; past its share an account's
+ * compile waits its turn, so another account's starts at once (and on the last warm child: an
+ * account with compiles waiting leaves it to others). A validate waits up to
+ * MODEL_COMPILE_QUEUE_MS, then answers 429 with `Retry-After`; a build waits as long as it takes.
  */
 @Injectable()
 export class ModelVerdicts implements OnApplicationShutdown {
   private readonly cache: JsonCache<CompileResult>;
   private readonly settings: string;
   private readonly inFlight = new Map<string, Promise<CompileResult>>();
+  private readonly shares: FairShare;
 
   constructor(
     config: AppConfig,
@@ -58,6 +67,12 @@ export class ModelVerdicts implements OnApplicationShutdown {
       createRequire(import.meta.url)('@cubejs-backend/schema-compiler/package.json') as { version: string }
     ).version;
     const { compileTimeoutMs, compileMemoryMb, compileCacheSeconds } = config.dataModel;
+    this.shares = new FairShare({
+      label: 'compiles',
+      total: config.dataModel.compileConcurrency,
+      perAccount: Math.min(config.dataModel.compileAccountConcurrency, config.dataModel.compileConcurrency),
+      maxWaitMs: config.dataModel.compileQueueMs,
+    });
     this.settings = JSON.stringify([VERDICT_RULES, compilerVersion, compileTimeoutMs, compileMemoryMb]);
     this.cache = new JsonCache({
       name: 'model verdicts',
@@ -75,8 +90,18 @@ export class ModelVerdicts implements OnApplicationShutdown {
     await this.cache.close();
   }
 
-  /** The verdict on the model of `commit` (null: a branch without commits, an empty model). */
-  async of(accountId: number, deploymentId: number, commit: string | null, prefix: string): Promise<Verdict> {
+  /**
+   * The verdict on the model of `commit` (null: a branch without commits, an empty model).
+   * `waitForSlot`: how long a compile waits for its share before 429 `compile_limit_reached`
+   * (default MODEL_COMPILE_QUEUE_MS; builds pass `Infinity`).
+   */
+  async of(
+    accountId: number,
+    deploymentId: number,
+    commit: string | null,
+    prefix: string,
+    options: { waitForSlot?: number } = {},
+  ): Promise<Verdict> {
     const tree = commit ? await this.git.treeAt(deploymentId, commit, prefix + MODEL_DIR.slice(0, -1)) : null;
     // No model directory: nothing to compile, and nothing worth a cache entry.
     if (!commit || !tree) return { ...(await this.compiler.compile([])), reused: false };
@@ -87,15 +112,45 @@ export class ModelVerdicts implements OnApplicationShutdown {
     if (cached) return { ...cached, reused: true };
     let compiling = this.inFlight.get(key);
     if (!compiling) {
-      compiling = this.compile(key, deploymentId, commit, prefix).finally(() => this.inFlight.delete(key));
+      compiling = this.compile(key, accountId, deploymentId, commit, prefix, options.waitForSlot).finally(
+        () => this.inFlight.delete(key),
+      );
       this.inFlight.set(key, compiling);
     }
     return { ...(await compiling), reused: false };
   }
 
-  private async compile(key: string, deploymentId: number, commit: string, prefix: string) {
-    const result = await this.compiler.compile(await readModel(this.git, deploymentId, commit, prefix));
-    if (result.definitive) await this.cache.set(key, result);
-    return result;
+  /** Compiles running and waiting in this process, by account (tests, benchmarks). */
+  shareStats() {
+    return this.shares.stats();
+  }
+
+  private async compile(
+    key: string,
+    accountId: number,
+    deploymentId: number,
+    commit: string,
+    prefix: string,
+    waitMs: number | undefined,
+  ) {
+    let release: () => void;
+    try {
+      release = await this.shares.acquire(accountId, { waitMs });
+    } catch (error) {
+      if (!(error instanceof FairShareBusy)) throw error;
+      throw dataModelError('compile_limit_reached', error.message, {
+        retryAfterSeconds: error.retryAfterSeconds,
+      });
+    }
+    try {
+      const files = await readModel(this.git, deploymentId, commit, prefix);
+      // An account with more compiles waiting floods: it leaves the last warm child to others.
+      const spareWarm = this.shares.waitingFor(accountId) > 0;
+      const result = await this.compiler.compile(files, { spareWarm });
+      if (result.definitive) await this.cache.set(key, result);
+      return result;
+    } finally {
+      release();
+    }
   }
 }

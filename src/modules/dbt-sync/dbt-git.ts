@@ -1,7 +1,9 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { git, GitError, text } from '../data-model/git/git.js';
+import { spawn } from 'node:child_process';
+import type { PinnedAddress } from '../../core/net/outbound-address.js';
+import { git, gitEnv, redact, text } from '../data-model/git/git.js';
 
 /** Credentials for an HTTP(S) dbt repository: sent as a header, never in a URL or a log. */
 export interface DbtRepositoryAuth {
@@ -16,16 +18,17 @@ export interface DbtManifestSource {
   /** The dbt project's directory in the repository (`/`, `/analytics`). */
   projectRoot: string;
   auth: DbtRepositoryAuth | null;
+  /**
+   * The address git connects to, checked by the outbound rule (core/net) just before the read;
+   * null for `file://`, which reaches no network.
+   */
+  pin: PinnedAddress | null;
 }
 
 export interface DbtReadLimits {
   /** The transports git may use (`GIT_ALLOW_PROTOCOL`). */
   protocols: readonly string[];
-  /**
-   * Whether git may follow an HTTP redirect (`http.followRedirects`, git's default `initial`).
-   * Off where the hosts are limited (`DBT_GIT_HOSTS`): a redirect could lead elsewhere.
-   */
-  followRedirects: boolean;
+  /** Longest the whole read from the remote (`ls-remote`, then the shallow `fetch`) may take, ms. */
   timeoutMs: number;
   maxBytes: number;
 }
@@ -43,20 +46,65 @@ export interface FetchedManifest {
 /**
  * Why a manifest could not be read from git. `permanent`: a retry would meet the same answer (no
  * such ref, no manifest at the path, too large, refused credentials); otherwise (a timeout, a
- * network failure) the sync is retried.
+ * network failure) the sync is retried. `message` is for the tenant and says nothing of the
+ * remote's state beyond the kind of failure; `detail` (git's own words, credentials removed) is
+ * for operators' logs only.
  */
 export class DbtSourceError extends Error {
   constructor(
     message: string,
     readonly permanent: boolean,
+    readonly detail: string | null = null,
   ) {
     super(message);
   }
 }
 
-/** git's own words for a failure that will not change on retry. */
-const PERMANENT =
-  /not found|does not appear to be a git repository|authentication failed|could not read (username|password)|access denied|permission denied|transport '[^']*' not allowed|unsupported protocol|returned error: 40[134]|invalid username or password|no such file or directory/i;
+/** The few things a failed read from a remote is said to be. */
+type FetchFailure = 'unreachable' | 'auth' | 'not-found' | 'redirect' | 'transport';
+
+const FAILED = 'Could not fetch the dbt repository';
+
+/**
+ * The words a tenant reads for each kind of failure. A refused connection, a cut one, a TLS
+ * failure, an HTTP error of the server and a remote that never answers all read `unreachable`,
+ * so a sync's error cannot tell what listens at an address.
+ */
+function failureMessage(kind: FetchFailure, timeoutMs: number): string {
+  switch (kind) {
+    case 'unreachable':
+      return `${FAILED}: the connection failed, was refused or did not finish within ${timeoutMs / 1000} s`;
+    case 'auth':
+      return `${FAILED}: authentication failed (check the integration's credentials)`;
+    case 'not-found':
+      return `${FAILED}: the repository was not found (check its URL, and the credentials if it is private)`;
+    case 'redirect':
+      return `${FAILED}: its address answers with a redirect, which is not followed (save the repository's current address)`;
+    case 'transport':
+      return `${FAILED}: its transport is not allowed (DBT_GIT_PROTOCOLS)`;
+  }
+}
+
+/** git's (and curl's, and ssh's) words, read into one of the kinds above; anything else is `unreachable`. */
+export function classifyFetchFailure(stderr: string): FetchFailure {
+  if (/transport '[^']*' not allowed|unsupported protocol/i.test(stderr)) return 'transport';
+  // A helper git could not start (no ssh on this machine): nothing the remote said.
+  if (/cannot run |unable to fork/i.test(stderr)) return 'unreachable';
+  if (
+    /could not read (username|password)|authentication failed|returned error: 40[13]\b|permission denied \(|invalid username or password|access denied/i.test(
+      stderr,
+    )
+  )
+    return 'auth';
+  if (/returned error: 30\d\b/i.test(stderr)) return 'redirect';
+  if (
+    /repository '[^']*' not found|returned error: 404\b|does not appear to be a git repository|repository not found|no such file or directory/i.test(
+      stderr,
+    )
+  )
+    return 'not-found';
+  return 'unreachable';
+}
 
 /** The manifest's path in the repository for a project directory (`/analytics` -> `analytics/target/manifest.json`). */
 export function manifestPath(projectRoot: string): string {
@@ -64,68 +112,181 @@ export function manifestPath(projectRoot: string): string {
   return `${root === '' ? '' : `${root}/`}target/manifest.json`;
 }
 
+/** What git is given for one remote: the URL it reads and configuration that pins where it connects. */
+export interface RemoteTransport {
+  url: string;
+  env: Record<string, string>;
+}
+
+/** A host or address as it may stand in a shell word: what `normaliseHost` produces, nothing else. */
+const SHELL_SAFE_HOST = /^[A-Za-z0-9_.:-]+$/;
+
 /**
- * Credentials as configuration in the environment (`GIT_CONFIG_COUNT`), an HTTP header that
- * never lands in the command line, the URL or git's messages.
+ * How git reaches the remote at the pinned address, the URL's host kept where the protocol needs
+ * it (TLS's server name and certificate, HTTP's `Host`, ssh's known host):
+ *
+ * - `http(s)`: the URL as WHATWG writes it (so curl reads the host we checked), and
+ *   `http.curloptResolve` mapping its host and port to the address; redirects are never followed
+ *   (they could lead to a host not checked), and a transfer under 1 KB/s for the low-speed window
+ *   is ended by curl itself.
+ * - `ssh`: ssh's `HostName` set to the address (the URL's host stays the known-host key,
+ *   `HostKeyAlias`), with a connect timeout.
+ * - `git`: the URL with the address in place of the host (`git://` has no TLS to name the host for).
+ *
+ * Credentials go as an HTTP header. Everything is passed in the environment (`GIT_CONFIG_COUNT`,
+ * never on the command line, where `ps` would show a credential).
  */
-/**
- * git's configuration for one read, passed in the environment (`GIT_CONFIG_COUNT`, never on the
- * command line, where `ps` would show a credential): the credentials as a header, and redirects
- * refused when they are not allowed.
- */
-function gitConfigEnv(auth: DbtRepositoryAuth | null, followRedirects: boolean): Record<string, string> {
+export function remoteTransport(source: DbtManifestSource, timeoutMs: number): RemoteTransport {
   const entries: [string, string][] = [];
-  if (auth) {
-    const basic = Buffer.from(`${auth.username}:${auth.token}`).toString('base64');
+  const env: Record<string, string> = {};
+  let url = source.url;
+  const window = Math.max(1, Math.min(30, Math.floor(timeoutMs / 2000)));
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase() ?? '';
+  const pin = source.pin;
+  if (scheme === 'http' || scheme === 'https') {
+    url = new URL(url).href;
+    if (pin && pin.host !== pin.address) {
+      const address = pin.family === 6 ? `[${pin.address}]` : pin.address;
+      entries.push(['http.curloptResolve', `${pin.host}:${pin.port}:${address}`]);
+    }
+    entries.push(['http.followRedirects', 'false']);
+    entries.push(['http.lowSpeedLimit', '1000']);
+    entries.push(['http.lowSpeedTime', String(window)]);
+  } else if (scheme === 'ssh' && pin) {
+    if (!SHELL_SAFE_HOST.test(pin.host) || !SHELL_SAFE_HOST.test(pin.address)) {
+      throw new DbtSourceError(failureMessage('unreachable', timeoutMs), true, `unsafe host ${pin.host}`);
+    }
+    env.GIT_SSH_COMMAND =
+      'ssh -o BatchMode=yes -o StrictHostKeyChecking=accept-new ' +
+      `-o HostName=${pin.address} -o HostKeyAlias=${pin.host} -o ConnectTimeout=${window}`;
+  } else if (scheme === 'git' && pin) {
+    const literal = pin.family === 6 ? `[${pin.address}]` : pin.address;
+    url = url.replace(/^git:\/\/[^/?#]*/i, `git://${literal}:${pin.port}`);
+  }
+  if (source.auth) {
+    const basic = Buffer.from(`${source.auth.username}:${source.auth.token}`).toString('base64');
     entries.push(['http.extraHeader', `Authorization: Basic ${basic}`]);
   }
-  if (!followRedirects) entries.push(['http.followRedirects', 'false']);
-  const env: Record<string, string> = { GIT_CONFIG_COUNT: String(entries.length) };
+  env.GIT_CONFIG_COUNT = String(entries.length);
   entries.forEach(([key, value], i) => {
     env[`GIT_CONFIG_KEY_${i}`] = key;
     env[`GIT_CONFIG_VALUE_${i}`] = value;
   });
-  return entries.length > 0 ? env : {};
+  return { url, env };
 }
 
-function sourceError(err: unknown, what: string, timeoutMs: number): DbtSourceError {
-  if (err instanceof GitError) {
-    if (err.code === null && !err.stderr.startsWith('ENOENT'))
-      return new DbtSourceError(`${what} did not finish within ${timeoutMs} ms`, false);
-    return new DbtSourceError(
-      `${what} failed: ${err.stderr.trim().slice(0, 500)}`,
-      PERMANENT.test(err.stderr),
-    );
-  }
-  return new DbtSourceError(`${what} failed: ${String(err)}`, false);
+const REMOTE_STDOUT_MAX = 4 * 1024 * 1024;
+const REMOTE_STDERR_MAX = 64 * 1024;
+/** After its group is killed, how long a command may take to close its pipes before they are dropped. */
+const KILL_GRACE_MS = 2_000;
+
+interface RemoteRun {
+  code: number | null;
+  timedOut: boolean;
+  stdout: Buffer;
+  stderr: string;
+}
+
+/**
+ * Runs a git command that talks to a remote, in a process group of its own, killed whole
+ * (SIGKILL to the group) when `timeoutMs` runs out: git hands the network to a helper
+ * (`git-remote-https`, `ssh`) that killing git alone would leave behind, still connected and
+ * holding the command's pipes. Started directly (the worker runs syncs; one spawn per command).
+ */
+function runRemoteGit(
+  gitDir: string | null,
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<RemoteRun> {
+  return new Promise((resolve) => {
+    const child = spawn('git', [...(gitDir ? [`--git-dir=${gitDir}`] : []), ...args], {
+      env: { ...gitEnv(), ...env },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let outBytes = 0;
+    let errBytes = 0;
+    let timedOut = false;
+    let done = false;
+    let grace: NodeJS.Timeout | undefined;
+    const killGroup = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    };
+    const finish = (code: number | null, extra = '') => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      clearTimeout(grace);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      resolve({
+        code,
+        timedOut,
+        stdout: Buffer.concat(out),
+        stderr: redact(Buffer.concat(err).toString('utf8') + extra),
+      });
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+      grace = setTimeout(() => finish(null), KILL_GRACE_MS);
+    }, timeoutMs);
+    child.stdout.on('data', (chunk: Buffer) => {
+      outBytes += chunk.length;
+      if (outBytes > REMOTE_STDOUT_MAX) killGroup();
+      else out.push(chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (errBytes < REMOTE_STDERR_MAX) err.push(chunk);
+      errBytes += chunk.length;
+    });
+    child.on('error', (e) => finish(null, `\n${e.message}`));
+    child.on('close', (code) => finish(outBytes > REMOTE_STDOUT_MAX ? null : code));
+  });
 }
 
 /**
  * Reads `<projectRoot>/target/manifest.json` of a dbt repository at a branch or tag: the ref is
  * looked up on the remote (`ls-remote`), its commit fetched alone (`fetch --depth 1`) into a
  * temporary bare repository, and the file read from the commit with its size checked first.
- * Only the transports in `limits.protocols` are allowed (git's `GIT_ALLOW_PROTOCOL`), every git
- * command is bounded by `limits.timeoutMs`, and the temporary repository is removed afterwards.
+ * Only the transports in `limits.protocols` are allowed (git's `GIT_ALLOW_PROTOCOL`), git
+ * connects only to `source.pin`, the two commands that talk to the remote share one deadline
+ * (`limits.timeoutMs`, their process groups killed when it passes), and the temporary repository
+ * is removed afterwards.
  */
 export async function fetchManifest(
   source: DbtManifestSource,
   limits: DbtReadLimits,
 ): Promise<FetchedManifest> {
-  const env = {
-    GIT_ALLOW_PROTOCOL: limits.protocols.join(':'),
-    ...gitConfigEnv(source.auth, limits.followRedirects),
+  const transport = remoteTransport(source, limits.timeoutMs);
+  const env = { GIT_ALLOW_PROTOCOL: limits.protocols.join(':'), ...transport.env };
+  const deadline = Date.now() + limits.timeoutMs;
+  const remote = async (gitDir: string | null, args: string[]): Promise<Buffer> => {
+    const left = deadline - Date.now();
+    const run =
+      left > 0
+        ? await runRemoteGit(gitDir, args, env, left)
+        : { code: null, timedOut: true, stdout: Buffer.alloc(0), stderr: '' };
+    if (run.code === 0) return run.stdout;
+    const kind = run.timedOut ? 'unreachable' : classifyFetchFailure(run.stderr);
+    throw new DbtSourceError(
+      failureMessage(kind, limits.timeoutMs),
+      kind !== 'unreachable',
+      `git ${args[0]} ${run.timedOut ? `killed after ${limits.timeoutMs} ms` : `exited ${run.code}`}: ${run.stderr.trim().slice(0, 2000)}`,
+    );
   };
-  const options = { env, timeoutMs: limits.timeoutMs };
   const candidates = source.ref.startsWith('refs/')
     ? [source.ref]
     : [`refs/heads/${source.ref}`, `refs/tags/${source.ref}`];
 
-  let listed: string;
-  try {
-    listed = text(await git(null, ['ls-remote', source.url, ...candidates], options));
-  } catch (err) {
-    throw sourceError(err, 'Reading the refs of the dbt repository', limits.timeoutMs);
-  }
+  const listed = (await remote(null, ['ls-remote', transport.url, ...candidates])).toString('utf8').trim();
   const found = new Set(listed.split('\n').map((line) => line.split('\t')[1]));
   const ref = candidates.find((c) => found.has(c));
   if (!ref) {
@@ -138,15 +299,15 @@ export async function fetchManifest(
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'dbt-sync-'));
   try {
     await git(null, ['init', '--bare', '--quiet', dir]);
-    try {
-      await git(
-        dir,
-        ['fetch', '--quiet', '--no-tags', '--depth', '1', source.url, `+${ref}:refs/sync/source`],
-        options,
-      );
-    } catch (err) {
-      throw sourceError(err, `Fetching ${ref} of the dbt repository`, limits.timeoutMs);
-    }
+    await remote(dir, [
+      'fetch',
+      '--quiet',
+      '--no-tags',
+      '--depth',
+      '1',
+      transport.url,
+      `+${ref}:refs/sync/source`,
+    ]);
     const commit = text(await git(dir, ['rev-parse', '--verify', 'refs/sync/source^{commit}']));
     const file = manifestPath(source.projectRoot);
     const entry = text(await git(dir, ['ls-tree', '-l', commit, '--', file]));

@@ -5,6 +5,7 @@ import type { Principal } from '../../core/auth/principal.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { SecretBoxService } from '../../core/crypto/secret-box.service.js';
 import { Database } from '../../core/database/database.js';
+import { checkUrl as checkOutboundUrl, OutboundRefused, urlHost } from '../../core/net/outbound-address.js';
 import { isValidRefName, type DbtRepositoryAuth } from './dbt-git.js';
 import { dbtSyncError } from './dbt-sync.errors.js';
 import { DbtSyncRepository, type IntegrationRow } from './dbt-sync.repository.js';
@@ -84,7 +85,7 @@ export class DbtIntegrations {
     if (dto.credentials !== undefined) {
       await this.access.requireAccess(actor, 'Deployment', deploymentId, Action.SecretsManage);
     }
-    const url = this.checkUrl(dto.repositoryUrl);
+    const url = await this.checkUrl(dto.repositoryUrl);
     if (!(await isValidRefName(dto.branch))) {
       throw dbtSyncError(
         'invalid_branch_name',
@@ -144,10 +145,13 @@ export class DbtIntegrations {
   }
 
   /**
-   * An absolute URL without credentials, whose transport is allowed (`DBT_GIT_PROTOCOLS`) and,
-   * when `DBT_GIT_HOSTS` limits them, whose host is one of those.
+   * An absolute URL without credentials, whose transport is allowed (`DBT_GIT_PROTOCOLS`), whose
+   * host, when `DBT_GIT_HOSTS` limits them, is one of those, and (but for `file://`) which the
+   * outbound rule takes (core/net: a host, not in or resolving into the platform's own network
+   * unless `OUTBOUND_ALLOWED_HOSTS` opens it). The reason of a refusal by that rule is the same
+   * whatever the host was; what it was goes to the debug log.
    */
-  checkUrl(raw: string): string {
+  async checkUrl(raw: string): Promise<string> {
     const refuse = (why: string) => dbtSyncError('invalid_dbt_repository_url', `repositoryUrl ${why}`);
     // eslint-disable-next-line no-control-regex
     if (/[\s\u0000-\u001f\u007f]/.test(raw)) throw refuse('must not contain spaces or control characters');
@@ -168,11 +172,24 @@ export class DbtIntegrations {
     if (!(allowed as readonly string[]).includes(protocol)) {
       throw refuse(`uses ${protocol}://, which this service does not allow (allowed: ${allowed.join(', ')})`);
     }
+    if (protocol === 'file') return raw;
+    let host: string;
+    try {
+      host = urlHost(raw).host;
+    } catch (err) {
+      if (err instanceof OutboundRefused) throw refuse(err.message);
+      throw err;
+    }
     const hosts = this.config.dbtSync.gitHosts;
-    if (hosts !== null && protocol !== 'file' && !hostAllowed(url.hostname, hosts)) {
-      throw refuse(
-        `points at ${url.hostname}, which this service does not allow (allowed: ${hosts.join(', ')})`,
-      );
+    if (hosts !== null && !hostAllowed(host, hosts)) {
+      throw refuse(`points at ${host}, which this service does not allow (allowed: ${hosts.join(', ')})`);
+    }
+    try {
+      await checkOutboundUrl(raw, { allow: this.config.outboundAllowList });
+    } catch (err) {
+      if (!(err instanceof OutboundRefused)) throw err;
+      this.logger.debug({ reason: err.reason, detail: err.detail }, 'dbt repository URL refused');
+      throw refuse(err.message);
     }
     return raw;
   }

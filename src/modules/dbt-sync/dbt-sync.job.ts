@@ -1,11 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
 import { Database } from '../../core/database/database.js';
 import { ApiError } from '../../core/http/api-error.js';
 import { isNotFound } from '../../core/http/not-found.js';
+import { OutboundRefused, pinUrl, type PinnedAddress } from '../../core/net/outbound-address.js';
 import { JobCancelled, JobFailure, RunLost, type JobContext } from '../../core/queue/job-context.js';
 import { defineJob, JobHandler } from '../../core/queue/job-definition.js';
 import { ModelImports } from '../data-model/model-imports.js';
@@ -106,6 +107,8 @@ function parseJson(bytes: Buffer, what: string, ctx: JobContext): unknown {
  */
 @Injectable()
 export class DbtSyncJob {
+  private readonly logger = new Logger('DbtSync');
+
   constructor(
     private readonly db: Database,
     private readonly repository: DbtSyncRepository,
@@ -203,10 +206,10 @@ export class DbtSyncJob {
             ref,
             projectRoot,
             auth: await this.integrations.credentials(sync.accountId, sync.deploymentId, url),
+            pin: await this.pin(url, sync, ctx),
           },
           {
             protocols: dbtSync.gitProtocols,
-            followRedirects: dbtSync.gitHosts === null,
             timeoutMs: dbtSync.gitTimeoutMs,
             maxBytes: dbtSync.manifestMaxBytes,
           },
@@ -216,10 +219,34 @@ export class DbtSyncJob {
         );
         return { bytes: fetched.bytes, what: fetched.path };
       } catch (err) {
-        if (err instanceof DbtSourceError && err.permanent) ctx.fail(err.message);
+        if (err instanceof DbtSourceError) {
+          // git's own words stay with the operators: they tell what listens at the address.
+          if (err.detail)
+            this.logger.debug({ syncId: sync.id, detail: err.detail }, 'dbt repository read failed');
+          if (err.permanent) ctx.fail(err.message);
+        }
         throw err;
       }
     });
+  }
+
+  /**
+   * The address git connects to, checked by the outbound rule now, when the connection is made
+   * (the URL was checked when saved and when the sync started; what its name resolves to may
+   * have changed since). Null for `file://`.
+   */
+  private async pin(url: string, sync: SyncWorkRow, ctx: JobContext): Promise<PinnedAddress | null> {
+    if (/^file:/i.test(url)) return null;
+    try {
+      return await pinUrl(url, { allow: this.config.outboundAllowList });
+    } catch (err) {
+      if (!(err instanceof OutboundRefused)) throw err;
+      this.logger.debug(
+        { syncId: sync.id, reason: err.reason, detail: err.detail },
+        'dbt repository refused',
+      );
+      ctx.fail(`The dbt repository's URL ${err.message}`);
+    }
   }
 
   private load(

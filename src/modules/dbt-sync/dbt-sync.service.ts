@@ -112,7 +112,8 @@ export class DbtSyncs {
         );
       }
       ref ??= integration.branch;
-      repositoryUrl = this.integrations.checkUrl(integration.repositoryUrl);
+      // Checked again: the rules (and what the host resolves to) may have changed since it was saved.
+      repositoryUrl = await this.integrations.checkUrl(integration.repositoryUrl);
       projectRoot = integration.projectRoot;
     } else {
       if (manifest === undefined || manifest === null) {

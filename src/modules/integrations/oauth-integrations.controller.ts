@@ -1,9 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Put } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { Authenticated, CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import {
+  ApiSuccessResponse,
+  SUCCESS,
+  type SuccessResponseDto,
+} from '../../core/http/success-response.dto.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import {
   CreateOAuthIntegrationDto,
@@ -84,18 +89,18 @@ export class OAuthIntegrationsController {
   }
 
   @Delete(':id')
-  @HttpCode(204)
   @RequireActions(Action.OAuthIntegrationsManage)
   @ApiOperation({
     summary: 'Delete an OAuth integration',
     description: 'Also deletes every user’s tokens for it and its pending authorizations.',
   })
-  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiSuccessResponse('Deleted')
   @ApiErrors('validation_failed', 'oauth_integration_not_found')
   async deleteOAuthIntegration(
     @CurrentPrincipal() actor: Principal,
     @IdParam('id') id: number,
-  ): Promise<void> {
+  ): Promise<SuccessResponseDto> {
     await this.integrations.remove(actor, id);
+    return SUCCESS;
   }
 }

@@ -1,5 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
+import { AppConfig } from '../../core/config/app-config.js';
 import { readBoundedText } from '../../core/http/bounded-body.js';
+import {
+  NOTHING_ALLOWED,
+  OutboundRefused,
+  pinUrl,
+  type OutboundAllowList,
+} from '../../core/net/outbound-address.js';
+import { requestPinned } from '../../core/net/pinned-request.js';
 
 /** How long the token endpoint has to answer, body included. */
 export const TOKEN_REQUEST_TIMEOUT_MS = 10_000;
@@ -52,18 +60,33 @@ export function basicClientAuth(clientId: string, clientSecret: string): string 
   return `Basic ${Buffer.from(`${form(clientId)}:${form(clientSecret)}`, 'utf8').toString('base64')}`;
 }
 
-/** {@link OAuthTokenClient} on Node's global fetch: no redirects, a deadline, a bounded body. */
+/**
+ * {@link OAuthTokenClient} over HTTP(S): no redirects, a deadline, a bounded body, and only to an
+ * address the outbound rule takes (core/net): the token endpoint is an address the account
+ * chose, so it is resolved, checked and connected to as checked, and one in the platform's own
+ * network (unless `OUTBOUND_ALLOWED_HOSTS` opens it) reads as unreachable, in the same words as a
+ * refused connection.
+ */
 @Injectable()
 export class FetchOAuthTokenClient extends OAuthTokenClient {
+  private readonly logger = new Logger('OAuthTokenClient');
   timeoutMs = TOKEN_REQUEST_TIMEOUT_MS;
   maxResponseBytes = MAX_TOKEN_RESPONSE_BYTES;
+  /** What the operator opened to the outbound rule (`OUTBOUND_ALLOWED_HOSTS`). */
+  allow: OutboundAllowList;
+
+  constructor(@Optional() config?: AppConfig) {
+    super();
+    this.allow = config?.outboundAllowList ?? NOTHING_ALLOWED;
+  }
 
   async exchangeCode(request: CodeExchange): Promise<TokenSet> {
     const signal = AbortSignal.timeout(this.timeoutMs);
     let status: number;
     let text: string;
     try {
-      const res = await fetch(request.tokenUrl, {
+      const pin = await pinUrl(request.tokenUrl, { allow: this.allow });
+      const res = await requestPinned(request.tokenUrl, pin, {
         method: 'POST',
         headers: {
           'Content-Type': 'application/x-www-form-urlencoded',
@@ -76,13 +99,15 @@ export class FetchOAuthTokenClient extends OAuthTokenClient {
           redirect_uri: request.redirectUri,
           code_verifier: request.codeVerifier,
         }).toString(),
-        redirect: 'manual',
         signal,
       });
       status = res.status;
       text = await this.readBody(res);
     } catch (err) {
       if (err instanceof OAuthTokenExchangeError) throw err;
+      if (err instanceof OutboundRefused) {
+        this.logger.debug({ reason: err.reason, detail: err.detail }, 'token endpoint refused');
+      }
       if (signal.aborted) {
         throw new OAuthTokenExchangeError(
           'token_endpoint_timeout',

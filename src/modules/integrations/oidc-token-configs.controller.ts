@@ -1,9 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Put } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import {
+  ApiSuccessResponse,
+  SUCCESS,
+  type SuccessResponseDto,
+} from '../../core/http/success-response.dto.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import {
   CreateOidcTokenConfigDto,
@@ -85,14 +90,14 @@ export class OidcTokenConfigsController {
   }
 
   @Delete(':id')
-  @HttpCode(204)
   @ApiOperation({ summary: 'Delete an OIDC token config' })
-  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiSuccessResponse('Deleted')
   @ApiErrors('validation_failed', 'oidc_token_config_not_found')
   async deleteOidcTokenConfig(
     @CurrentPrincipal() actor: Principal,
     @IdParam('id') id: number,
-  ): Promise<void> {
+  ): Promise<SuccessResponseDto> {
     await this.configs.remove(actor, id);
+    return SUCCESS;
   }
 }

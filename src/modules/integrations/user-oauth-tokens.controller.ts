@@ -1,12 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Query } from '@nestjs/common';
-import {
-  ApiBody,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiQuery,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import {
   Authenticated,
@@ -17,6 +10,11 @@ import {
 import type { Principal } from '../../core/auth/principal.js';
 import { coreError } from '../../core/http/api-error.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import {
+  ApiSuccessResponse,
+  SUCCESS,
+  type SuccessResponseDto,
+} from '../../core/http/success-response.dto.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import {
   InitiateOAuthFlowDto,
@@ -59,7 +57,6 @@ export class UserOAuthTokensController {
   }
 
   @Delete(':integrationId')
-  @HttpCode(204)
   @Authenticated()
   @ApiOperation({
     summary: 'Revoke my OAuth token for an integration',
@@ -67,13 +64,14 @@ export class UserOAuthTokensController {
       'Deletes the caller’s stored tokens for the integration and abandons its pending authorizations. The ' +
       'grant at the provider is not revoked.',
   })
-  @ApiNoContentResponse({ description: 'Revoked' })
+  @ApiSuccessResponse('Revoked')
   @ApiErrors('validation_failed', 'oauth_token_not_found')
   async revokeUserOAuthToken(
     @CurrentPrincipal() actor: Principal,
     @IdParam('integrationId') integrationId: number,
-  ): Promise<void> {
+  ): Promise<SuccessResponseDto> {
     await this.tokens.revoke(actor, integrationId);
+    return SUCCESS;
   }
 
   @Post(':integrationId/initiate')

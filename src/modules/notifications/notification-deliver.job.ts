@@ -59,9 +59,11 @@ export class NotificationDeliverJob {
         subject: render.subject,
         html: render.html,
         text: render.text,
-        attachments: [
-          { filename: render.filename, contentType: render.contentType, content: render.content },
-        ],
+        // A render without content is a message of its own (the notice to the owner): no attachment.
+        attachments:
+          render.content.length === 0
+            ? []
+            : [{ filename: render.filename, contentType: render.contentType, content: render.content }],
         headers: {
           'X-Notification-Delivery': delivery.id,
           ...(delivery.aiSummary ? { 'X-AI-Summary': delivery.aiSummary } : {}),

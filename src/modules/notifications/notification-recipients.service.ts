@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { isEmail } from 'class-validator';
 import type { Principal } from '../../core/auth/principal.js';
+import { AppConfig } from '../../core/config/app-config.js';
 import { Database } from '../../core/database/database.js';
 import { ApiError, coreError } from '../../core/http/api-error.js';
 import { buildPage, fetchLimit, resolvePaging, type Page } from '../../core/http/pagination.js';
@@ -22,6 +22,7 @@ import type {
   RecipientsQueryDto,
   RemoveNotificationRecipientsDto,
 } from './dto/recipient.dto.js';
+import { isMailbox } from './mailbox.js';
 import {
   NotificationsRepository,
   type EmbedRecipientWrite,
@@ -55,6 +56,7 @@ export class NotificationRecipientsService {
     private readonly tenants: EmbedTenantsService,
     private readonly embedUsers: EmbedUsersService,
     private readonly attributes: UserAttributesService,
+    private readonly config: AppConfig,
   ) {}
 
   async list(
@@ -110,6 +112,8 @@ export class NotificationRecipientsService {
       }
     });
     if (errors.length > 0) throw notificationsError('invalid_notification_recipient', errors);
+    // At least this many distinct recipients are asked for (a user may be named by id and by email).
+    this.assertWithinLimit(embeds.size + Math.max(userIds.size, emails.size));
     await this.notifications.require(actor, deploymentId, id);
     const users = await this.resolveUsers(actor.accountId, [...userIds], emails, errors);
     await this.checkAttributeNames(actor.accountId, [...embeds.values()], errors);
@@ -122,6 +126,8 @@ export class NotificationRecipientsService {
       if (errors.length > 0) throw notificationsError('invalid_notification_recipient', errors);
       const createdUsers = new Set(await this.repository.addUsers(id, users));
       const written = await this.repository.upsertEmbedUsers(id, embedRows);
+      // Counted under the recipients' lock: a refusal rolls back every row and embed user written.
+      this.assertWithinLimit(await this.repository.countRecipients(id));
       const createdEmbeds = new Set(written.filter((w) => w.inserted).map((w) => w.embedUserId));
       const updatedEmbeds = new Set(written.filter((w) => !w.inserted).map((w) => w.embedUserId));
       const rows = await this.repository.recipientsAmong(
@@ -149,6 +155,17 @@ export class NotificationRecipientsService {
       }
       return out;
     });
+  }
+
+  /** 400 when a notification would have more than NOTIFICATION_MAX_RECIPIENTS recipients. */
+  private assertWithinLimit(count: number): void {
+    const max = this.config.notifications.maxRecipients;
+    if (count > max) {
+      throw notificationsError(
+        'notification_recipient_limit_reached',
+        `A notification has at most ${max} recipients (console and embed users together); this request would give it ${count}. Nothing was written`,
+      );
+    }
   }
 
   /** Removes the recipients named (unknown ones and Slack channels are no-ops). */
@@ -223,11 +240,13 @@ export class NotificationRecipientsService {
       const user = byId.get(id);
       if (!user) errors.push(`userId ${id} is not a user of the account`);
       else if (isNoEmail(user.email)) errors.push(`userId ${id} has no email address`);
+      else if (!isMailbox(user.email)) errors.push(`userId ${id}: its email is not a single address`);
       else out.add(id);
     }
     for (const [email] of emails) {
       const user = byEmail.get(email);
       if (!user) errors.push(`email ${email} is not the address of a user of the account`);
+      else if (!isMailbox(user.email)) errors.push(`email ${email}: not a single address`);
       else out.add(user.id);
     }
     return [...out];
@@ -264,12 +283,18 @@ export class NotificationRecipientsService {
       const stored = user?.email ?? '';
       const email = !stored.toLowerCase().endsWith(`@${SYNTHETIC_EMAIL_DOMAIN}`)
         ? stored
-        : isEmail(ask.externalId)
+        : isMailbox(ask.externalId)
           ? ask.externalId
           : null;
       if (!email) {
         errors.push(
-          `recipients[${ask.index}]: embed user ${ask.externalId} of ${ask.tenant} has no email; give email, or an email-shaped externalId`,
+          `recipients[${ask.index}]: embed user ${ask.externalId} of ${ask.tenant} has no email; give email, or an externalId that is a single address`,
+        );
+        continue;
+      }
+      if (!isMailbox(email)) {
+        errors.push(
+          `recipients[${ask.index}]: the email of embed user ${ask.externalId} is not a single address`,
         );
         continue;
       }

@@ -58,9 +58,10 @@ export interface DeliveryListRow {
 }
 
 /**
- * All SQL on `notification_runs`, `notification_renders` and `notification_deliveries`. The
- * unique keys (a run per occurrence, a render per run and context, a delivery per run and
- * recipient) make every write here safe to repeat.
+ * All SQL on `notification_runs`, `notification_renders`, `notification_deliveries` and
+ * `notification_delivery_counts`. The unique keys (a run per occurrence, a render per run and
+ * context, a delivery per run and recipient, a count per account and hour) make every write here
+ * safe to repeat.
  */
 @Injectable()
 export class NotificationRunsRepository {
@@ -126,18 +127,25 @@ export class NotificationRunsRepository {
     );
   }
 
-  /** Records the deliveries of a run; those already there are kept as they are. */
+  /**
+   * Records the deliveries of a run; those already there are kept as they are. With `refused`,
+   * they are recorded never to be sent, with that reason: `skipped` (the hourly limit) or, with
+   * `status`, `failed` (the run could make nothing to send them).
+   */
   async addDeliveries(
     runId: string,
     notificationId: number,
     aiSummary: string | null,
     rows: readonly DeliveryWrite[],
+    refused: string | null = null,
+    status: 'skipped' | 'failed' = 'skipped',
   ): Promise<void> {
     if (rows.length === 0) return;
     await this.db.query(
       `INSERT INTO notification_deliveries (run_id, notification_id, recipient_key, recipient_type, user_id,
-         embed_user_id, email, context_hash, ai_summary)
-       SELECT :runId, :notificationId, v.key, v.type, v.user_id, v.embed_user_id, v.email, v.hash, :aiSummary
+         embed_user_id, email, context_hash, ai_summary, status, last_error)
+       SELECT :runId, :notificationId, v.key, v.type, v.user_id, v.embed_user_id, v.email, v.hash, :aiSummary,
+         CASE WHEN :refused::text IS NULL THEN 'queued' ELSE :status::varchar END, :refused::text
        FROM unnest(:keys::text[], :types::text[], :userIds::int[], :embedUserIds::int[], :emails::text[],
          :hashes::text[]) AS v(key, type, user_id, embed_user_id, email, hash)
        ON CONFLICT (run_id, recipient_key) DO NOTHING`,
@@ -145,6 +153,8 @@ export class NotificationRunsRepository {
         runId,
         notificationId,
         aiSummary,
+        refused,
+        status,
         keys: rows.map((r) => r.recipientKey),
         types: rows.map((r) => r.recipientType),
         userIds: rows.map((r) => r.userId),
@@ -155,6 +165,41 @@ export class NotificationRunsRepository {
     );
   }
 
+  /**
+   * Counts `asked` deliveries of the account against this hour's (UTC) limit `max` and answers
+   * how many of them it allows: `max` less what the hour held before, between 0 and `asked`. One
+   * `INSERT ... ON CONFLICT DO UPDATE`: concurrent runs of the account (in any process) take the
+   * hour's row in turn, each seeing the total the one before it left. Run it in the unit of work
+   * that records the deliveries, so a rolled-back run gives its count back. Also removes the
+   * account's rows older than a day.
+   */
+  async countDeliveries(accountId: number, asked: number, max: number): Promise<number> {
+    if (asked === 0) return 0;
+    await this.db.query(
+      `DELETE FROM notification_delivery_counts WHERE account_id = :accountId AND hour < now() - interval '1 day'`,
+      { accountId },
+    );
+    const row = await this.db.one<{ deliveries: number }>(
+      `INSERT INTO notification_delivery_counts AS c (account_id, hour, deliveries)
+       VALUES (:accountId, date_trunc('hour', now(), 'UTC'), :asked)
+       ON CONFLICT (account_id, hour) DO UPDATE SET deliveries = c.deliveries + EXCLUDED.deliveries
+       RETURNING c.deliveries`,
+      { accountId, asked },
+    );
+    const before = row!.deliveries - asked;
+    return Math.max(0, Math.min(asked, max - before));
+  }
+
+  /** The deliveries the account's runs asked for in this hour (UTC) so far. */
+  async deliveriesThisHour(accountId: number): Promise<number> {
+    const row = await this.db.one<{ deliveries: number }>(
+      `SELECT deliveries FROM notification_delivery_counts
+       WHERE account_id = :accountId AND hour = date_trunc('hour', now(), 'UTC')`,
+      { accountId },
+    );
+    return row?.deliveries ?? 0;
+  }
+
   /** Ids of the run's deliveries still to send. */
   async queuedDeliveries(runId: string): Promise<string[]> {
     const rows = await this.db.query<{ id: string }>(
@@ -162,15 +207,6 @@ export class NotificationRunsRepository {
       { runId },
     );
     return rows.map((r) => r.id);
-  }
-
-  /** Ends every delivery of the run still queued as failed with `error` (nothing could be sent). */
-  async failQueued(runId: string, error: string): Promise<void> {
-    await this.db.query(
-      `UPDATE notification_deliveries SET status = 'failed', last_error = :error::text, updated_at = now()
-       WHERE run_id = :runId AND status = 'queued'`,
-      { runId, error },
-    );
   }
 
   delivery(id: string): Promise<DeliveryWork | undefined> {

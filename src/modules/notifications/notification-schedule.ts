@@ -120,6 +120,66 @@ export function assertFires(cron: string, timezone: string, now = new Date()): v
   }
 }
 
+/**
+ * 400 when two consecutive firings of `cron`, read in `timezone`, come closer than `minMinutes`
+ * (NOTIFICATION_MIN_INTERVAL_MINUTES). The firings are walked from `now` with the schedules' own
+ * rules (`nextOccurrence`, daylight-saving changes included) over a window long enough to hold a
+ * whole day of firings (a cron's times of day are the same on every day it fires, and a schedule
+ * that respects the minimum fires at most 1440 / minMinutes times a day) and a week of days (for
+ * crons whose days come in runs, such as 23:55 on Mondays and 00:05 on Tuesdays).
+ */
+export function assertMinInterval(
+  cron: string,
+  timezone: string,
+  minMinutes: number,
+  now = new Date(),
+): void {
+  if (minMinutes <= 1) return; // five-field crons fire a minute apart at the closest
+  const minMs = minMinutes * 60_000;
+  const most = 2 * Math.ceil(1440 / minMinutes) + 2;
+  const first = nextOccurrence(cron, timezone, now);
+  let previous = first;
+  for (let i = 1; i < most; i += 1) {
+    const next = nextOccurrence(cron, timezone, previous);
+    const gap = next.getTime() - previous.getTime();
+    if (gap < minMs) {
+      throw coreError('validation_failed', [
+        `The schedule (${cron}, ${timezone}) fires ${Math.round(gap / 60_000)} minute(s) apart ` +
+          `(${previous.toISOString()} and ${next.toISOString()}); a notification fires at most once every ` +
+          `${minMinutes} minutes`,
+      ]);
+    }
+    if (next.getTime() - first.getTime() > WINDOW_MS) return;
+    previous = next;
+  }
+}
+
+/** How far past its first firing {@link assertMinInterval} walks a schedule: eight days. */
+const WINDOW_MS = 8 * 24 * 3_600_000;
+
+/**
+ * True when the occurrence `scheduledFor` is followed by the next firing of `cron` sooner than
+ * `minMinutes`: a schedule stored before the minimum was set (or raised), or a daylight-saving
+ * change bringing two firings together. Such an occurrence is skipped, so a schedule never mails
+ * more often than the minimum allows.
+ */
+export function firesTooSoonAfter(
+  cron: string,
+  timezone: string,
+  scheduledFor: Date,
+  minMinutes: number,
+): boolean {
+  if (minMinutes <= 1) return false;
+  try {
+    return (
+      nextOccurrence(cron, timezone, scheduledFor).getTime() - scheduledFor.getTime() < minMinutes * 60_000
+    );
+  } catch (err) {
+    if (err instanceof InvalidCron) return false;
+    throw err;
+  }
+}
+
 /** The schedule in words, with its time zone: `At 09:00 (Europe/Berlin)`. */
 export function humanReadableSchedule(cron: string, timezone: string): string {
   let words: string;

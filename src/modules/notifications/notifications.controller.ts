@@ -66,7 +66,8 @@ export class NotificationsController {
       '`dashboardPublicId`, exactly one; another deployment’s is a 404), mailed to its recipients as an email ' +
       'with the reports’ tables and the dashboard attached as PDF or PNG. The cadence is `scheduleType` with ' +
       'its fields, or a five-field `customCron`, read in `timezone` (IANA, default UTC) across daylight-saving ' +
-      'changes; a cron that never fires is a 400. Created without recipients.',
+      'changes; a cron that never fires, or fires twice closer than the minimum interval ' +
+      '(`NOTIFICATION_MIN_INTERVAL_MINUTES`, 15 by default), is a 400. Created without recipients.',
   })
   @ApiOkResponse({ type: NotificationDto })
   @ApiErrors('validation_failed', 'deployment_not_found', 'dashboard_not_found')
@@ -95,7 +96,8 @@ export class NotificationsController {
     summary: 'Update a scheduled notification',
     description:
       `${ADMIN_ONLY} Any subset of the fields; omitted ones are unchanged and recipients are never touched. ` +
-      'A new schedule or time zone, or enabling it again, takes effect from now.',
+      'A new schedule or time zone, or enabling it again, takes effect from now; such a schedule must not ' +
+      'fire twice closer than the minimum interval (400).',
   })
   @ApiOkResponse({ type: NotificationDto })
   @ApiErrors('validation_failed', 'deployment_not_found', 'notification_not_found')
@@ -145,14 +147,17 @@ export class NotificationsController {
       `${ADMIN_ONLY} 1 to 1000 recipients: \`USER\` by \`userId\` or \`email\` (a user of the account), ` +
       '`EMBED_USER` by `embedTenantName` and `externalId` (provisioned when new; `securityContext`, ' +
       '`userAttributes` and `groups` drive what it is shown). `SLACK` is a 400. Every recipient must ' +
-      'resolve to an email (an embed user’s own, or an email-shaped `externalId`), or the request fails ' +
-      'with 400 and writes nothing. Idempotent: each recipient is answered as created, updated or unchanged.',
+      'resolve to a single address (an embed user’s own, or an address-shaped `externalId`; no display name, ' +
+      'comment, quoted part, list or control character), or the request fails with 400 and writes nothing. A ' +
+      'notification has at most `NOTIFICATION_MAX_RECIPIENTS` recipients (500 by default): a request past it is ' +
+      'a 400 that writes nothing. Idempotent: each recipient is answered as created, updated or unchanged.',
   })
   @ApiOkResponse({ type: NotificationRecipientsMutationDto })
   @ApiErrors(
     'validation_failed',
     'unsupported_recipient_type',
     'invalid_notification_recipient',
+    'notification_recipient_limit_reached',
     'deployment_not_found',
     'notification_not_found',
     'embed_user_limit_reached',
@@ -190,7 +195,8 @@ export class NotificationsController {
     summary: 'List the deliveries of a notification',
     description:
       `${ADMIN_ONLY} One per run and recipient, newest first: the occurrence, the address, the status ` +
-      '(`queued`, `sending`, `sent`, `failed`, `unknown`), attempts, the last error and SMTP answer, and ' +
+      '(`queued`, `sending`, `sent`, `failed`, `unknown`, or `skipped` past the account’s hourly delivery limit), ' +
+      'attempts, the last error and SMTP answer, and ' +
       '`aiSummary: not_produced` when the notification asks for an AI summary (none is made).',
   })
   @ApiOkResponse({ type: NotificationDeliveriesListDto })

@@ -1,4 +1,8 @@
 import { errorsOf } from '../../core/http/api-error.js';
 
 /** This module's codes. A missing notification is `notFound('Notification', id)` (core). */
-export const notificationsError = errorsOf('unsupported_recipient_type', 'invalid_notification_recipient');
+export const notificationsError = errorsOf(
+  'unsupported_recipient_type',
+  'invalid_notification_recipient',
+  'notification_recipient_limit_reached',
+);

@@ -7,6 +7,7 @@ import { ReportsModule } from '../reports/reports.module.js';
 import { UserAttributesModule } from '../user-attributes/user-attributes.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { NotificationDeliveryModule } from './delivery/delivery.module.js';
+import { NotificationDeliveryCount } from './entities/notification-delivery-count.entity.js';
 import { NotificationDelivery } from './entities/notification-delivery.entity.js';
 import { NotificationRecipient } from './entities/notification-recipient.entity.js';
 import { NotificationRender } from './entities/notification-render.entity.js';
@@ -36,6 +37,7 @@ import { NotificationsService } from './notifications.service.js';
       NotificationRun,
       NotificationRender,
       NotificationDelivery,
+      NotificationDeliveryCount,
     ]),
     DeploymentsModule,
     UsersModule,

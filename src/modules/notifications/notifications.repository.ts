@@ -240,6 +240,15 @@ export class NotificationsRepository {
     });
   }
 
+  /** How many recipients the notification has (console and embed users together). */
+  async countRecipients(notificationId: number): Promise<number> {
+    const row = await this.db.one<{ n: number }>(
+      `SELECT count(*)::int AS n FROM notification_recipients WHERE notification_id = :notificationId`,
+      { notificationId },
+    );
+    return row!.n;
+  }
+
   /** Adds console users; answers the ids added (the others were there already). */
   async addUsers(notificationId: number, userIds: readonly number[]): Promise<number[]> {
     if (userIds.length === 0) return [];
@@ -317,6 +326,17 @@ export class NotificationsRepository {
        WHERE r.notification_id = :notificationId AND (:after::int IS NULL OR r.id < :after::int)
        ORDER BY r.id DESC ${limit === null ? '' : 'LIMIT :limit'}`,
       limit === null ? { notificationId, after } : { notificationId, after, limit },
+    );
+  }
+
+  /** Who made the notification (its owner), told when a run mails nobody; undefined when gone. */
+  owner(
+    notificationId: number,
+  ): Promise<{ userId: number; email: string | null; deactivated: boolean } | undefined> {
+    return this.db.one(
+      `SELECT u.id AS "userId", u.email, COALESCE(u.is_deactivated, false) AS deactivated
+       FROM notifications n ${userJoin('n.created_by', 'u', 'INNER')} WHERE n.id = :notificationId`,
+      { notificationId },
     );
   }
 

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../core/auth/principal.js';
+import { AppConfig } from '../../core/config/app-config.js';
 import { Database } from '../../core/database/database.js';
 import { coreError } from '../../core/http/api-error.js';
 import { notFound } from '../../core/http/not-found.js';
@@ -15,7 +16,12 @@ import type {
 import type { NotificationDeliveryDto, RecipientsQueryDto } from './dto/recipient.dto.js';
 import { NOTIFICATION_RUN_JOB } from './notification-jobs.js';
 import { NotificationRunsRepository } from './notification-runs.repository.js';
-import { humanReadableSchedule, resolveSchedule, type ScheduleFields } from './notification-schedule.js';
+import {
+  assertMinInterval,
+  humanReadableSchedule,
+  resolveSchedule,
+  type ScheduleFields,
+} from './notification-schedule.js';
 import { NotificationsRepository, type NotificationRow } from './notifications.repository.js';
 
 /** The `job_schedules` owner of a notification's schedule (and of its runs). */
@@ -35,6 +41,7 @@ export class NotificationsService {
     private readonly runs: NotificationRunsRepository,
     private readonly schedules: JobSchedules,
     private readonly jobRuns: JobRuns,
+    private readonly config: AppConfig,
   ) {}
 
   async list(
@@ -98,6 +105,7 @@ export class NotificationsService {
     }
     const { fields, cron } = resolveSchedule(dto);
     assertFilters(dto.filters);
+    assertMinInterval(cron, fields.timezone, this.config.notifications.minIntervalMinutes);
     await this.requireDeployment(actor, deploymentId);
     const dashboard = await this.notifications.dashboard(
       actor.accountId,
@@ -163,8 +171,14 @@ export class NotificationsService {
         timeGrains: dto.timeGrains !== undefined ? dto.timeGrains : current.timeGrains,
         memberSwitchers: dto.memberSwitchers !== undefined ? dto.memberSwitchers : current.memberSwitchers,
       };
-      await this.notifications.update(id, next);
       const enabled = next.isEnabled && next.notificationEnabled;
+      // A schedule stored before the minimum (or a lower one) is left alone until it is changed or
+      // turned back on; its occurrences closer than the minimum are skipped when they fire.
+      const turnedOn = enabled && !(current.isEnabled && current.notificationEnabled);
+      if (cron !== current.cronExpression || fields.timezone !== current.timezone || turnedOn) {
+        assertMinInterval(cron, fields.timezone, this.config.notifications.minIntervalMinutes);
+      }
+      await this.notifications.update(id, next);
       const [schedule] = await this.schedules.listByOwner(scheduleOwner(id));
       if (schedule) {
         await this.schedules.update(schedule.id, { cron, timezone: fields.timezone, enabled });

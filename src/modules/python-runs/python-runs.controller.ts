@@ -37,6 +37,7 @@ export class PythonRunsController {
     'python_input_too_large',
     'python_sandbox_unavailable',
     'python_sandbox_busy',
+    'python_run_limit_reached',
     'data_api_not_configured',
     'data_api_query_invalid',
     'data_api_unavailable',

@@ -7,4 +7,5 @@ export const pythonRunsError = errorsOf(
   'python_input_too_large',
   'python_sandbox_unavailable',
   'python_sandbox_busy',
+  'python_run_limit_reached',
 );

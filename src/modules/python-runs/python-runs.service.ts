@@ -72,7 +72,7 @@ export class PythonRunsService {
     const under = this.running.get(key);
     if (under) return under;
     const run = this.sandbox
-      .admit(() => this.execute(user, code, input.sqlQuery, key))
+      .admit(user.accountId, () => this.execute(user, code, input.sqlQuery, key))
       .finally(() => this.running.delete(key));
     this.running.set(key, run);
     return run;
@@ -84,6 +84,8 @@ export class PythonRunsService {
     sqlQuery: string,
     key: string,
   ): Promise<PythonAnalysisFilteredRunDto> {
+    // Nothing to ask for rows (a setting to make, not a moment to wait): said before anything starts.
+    this.dataApi.requireConfigured();
     // No query for rows that nothing could run on.
     await this.sandbox.assertAvailable();
     const { rows } = await this.dataApi.sql(

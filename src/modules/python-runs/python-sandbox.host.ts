@@ -1,5 +1,6 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
+import { FairShare, FairShareBusy } from '../../core/limits/fair-share.js';
 import {
   PythonSandbox,
   PythonSandboxError,
@@ -19,10 +20,19 @@ export class PythonSandboxHost implements OnApplicationBootstrap, OnApplicationS
   private readonly logger = new Logger('PythonSandbox');
   private pool: PythonSandbox | null = null;
   private closed = false;
-  /** Runs under way in this process, rows fetched or being fetched included. */
-  private active = 0;
+  /** Runs under way in this process, rows fetched or being fetched included, by account. */
+  private readonly shares: FairShare;
 
-  constructor(private readonly config: AppConfig) {}
+  constructor(private readonly config: AppConfig) {
+    this.shares = new FairShare({
+      label: 'Python runs',
+      total: this.maxActive,
+      perAccount: Math.min(config.pythonRuns.accountConcurrency, this.maxActive),
+      // Never queued: a waiting run would hold its rows in memory.
+      maxWaitMs: 0,
+      retryAfterSeconds: Math.max(1, Math.ceil(config.pythonRuns.timeoutMs / 1000)),
+    });
+  }
 
   onApplicationBootstrap(): void {
     if (this.config.role !== 'api') return;
@@ -63,21 +73,25 @@ export class PythonSandboxHost implements OnApplicationBootstrap, OnApplicationS
 
   /**
    * Runs `work` (fetching the rows, then running) as one of the runs this process takes at once:
-   * {@link maxActive}, past which a run is refused at once with 503 `python_sandbox_busy` rather
-   * than queued with its rows in memory.
+   * {@link maxActive} in all, PYTHON_ACCOUNT_CONCURRENCY of them for one account. Past the
+   * account's share a run is refused at once with 429 `python_run_limit_reached`, past the
+   * process's with 503 `python_sandbox_busy`, rather than queued with its rows in memory.
    */
-  async admit<T>(work: () => Promise<T>): Promise<T> {
-    if (this.active >= this.maxActive) {
-      throw pythonRunsError(
-        'python_sandbox_busy',
-        `This process is running ${this.active} Python runs already; retry shortly`,
-      );
+  async admit<T>(accountId: number, work: () => Promise<T>): Promise<T> {
+    let release: () => void;
+    try {
+      release = await this.shares.acquire(accountId);
+    } catch (error) {
+      if (!(error instanceof FairShareBusy)) throw error;
+      const retryAfterSeconds = error.retryAfterSeconds;
+      throw error.scope === 'account'
+        ? pythonRunsError('python_run_limit_reached', error.message, { retryAfterSeconds })
+        : pythonRunsError('python_sandbox_busy', error.message, { retryAfterSeconds });
     }
-    this.active += 1;
     try {
       return await work();
     } finally {
-      this.active -= 1;
+      release();
     }
   }
 

@@ -1,9 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseFilters } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import {
+  ApiSuccessResponse,
+  SUCCESS,
+  type SuccessResponseDto,
+} from '../../core/http/success-response.dto.js';
 import type { ErrorCode } from '../../core/http/error-codes.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import {
@@ -184,17 +189,17 @@ export class ReportsController {
   }
 
   @Delete(':reportId')
-  @HttpCode(204)
   @RequireObjectAction(Action.ReportManage)
   @ApiOperation({ summary: 'Delete a report with its placements' })
-  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiSuccessResponse('Deleted')
   @ApiErrors('validation_failed', 'deployment_not_found', 'report_not_found')
   async deleteReport(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
     @IdParam('reportId') reportId: number,
-  ): Promise<void> {
+  ): Promise<SuccessResponseDto> {
     await this.reports.remove(actor, deploymentId, reportId);
+    return SUCCESS;
   }
 
   @Put(':reportId/connect-workbook')

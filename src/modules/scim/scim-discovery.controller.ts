@@ -12,16 +12,18 @@ import {
 } from './dto/scim.dto.js';
 import { resourceTypes, schemas, serviceProviderConfig } from './scim-discovery.js';
 import { listResponse, scimBase, type ListResponse } from './scim-http.js';
-import { ScimController, ScimErrors } from './scim-openapi.js';
+import { ScimController, ScimDiscoveryQuery, ScimErrors } from './scim-openapi.js';
 import { scimError } from './scim.errors.js';
 
 /**
  * Discovery (RFC 7644 section 4): what this service provider supports. Admin only, like every
- * SCIM route (every request of this product is authenticated). Query parameters are ignored.
+ * SCIM route (every request of this product is authenticated). Query parameters are ignored,
+ * as the RFC says, except `filter`: 403.
  */
 @ScimController()
 @Controller('api/scim/v2')
 @RequireActions(Action.All)
+@ScimDiscoveryQuery()
 export class ScimDiscoveryController {
   @Get('ServiceProviderConfig')
   @ApiOperation({

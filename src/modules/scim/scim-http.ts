@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
-import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import {
+  Injectable,
+  type CallHandler,
+  type CanActivate,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Observable } from 'rxjs';
+import { coreError } from '../../core/http/api-error.js';
 import { parseFilter, type FilterNode } from './filter/filter-parser.js';
 import { hasSchema, isObject, member } from './patch/patch-request.js';
 import { parseProjection, type Projection } from './scim-projection.js';
@@ -31,6 +38,21 @@ export class ScimContentTypeInterceptor implements NestInterceptor {
     delete req.headers['if-none-match'];
     delete req.headers['if-modified-since'];
     return next.handle();
+  }
+}
+
+/**
+ * Discovery endpoints take no `filter`: RFC 7644 section 4 says the service provider SHOULD
+ * answer 403 to one (any other query parameter is ignored there, see `ScimDiscoveryQuery`).
+ * Runs after the global guards, so 401 and the admin check come first.
+ */
+@Injectable()
+export class ScimDiscoveryFilterGuard implements CanActivate {
+  canActivate(ctx: ExecutionContext): boolean {
+    const query = ctx.switchToHttp().getRequest<Request>().query as Record<string, unknown> | undefined;
+    if (query && Object.hasOwn(query, 'filter'))
+      throw coreError('forbidden', 'Discovery endpoints take no filter (RFC 7644 section 4)');
+    return true;
   }
 }
 

@@ -21,6 +21,15 @@ export const scimError = errorsOf(
 
 export type ScimErrorCode = Parameters<typeof scimError>[0];
 
+export const SCIM_ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
+
+export interface ScimErrorBody {
+  schemas: string[];
+  status: string;
+  scimType?: string;
+  detail: string;
+}
+
 /** Every request under this path answers errors in the SCIM error schema. */
 export const SCIM_PATH = /^\/api\/scim\/v2(\/|$)/;
 
@@ -44,26 +53,29 @@ const SCIM_TYPE_OF_CORE_CODE: Readonly<Record<string, string>> = {
   invalid_characters: 'invalidValue',
 };
 
+/** The SCIM error body (RFC 7644 section 3.12) of an error in the one error shape. */
+export function scimErrorBody(body: ErrorBody): ScimErrorBody {
+  const detail = Array.isArray(body.message) ? body.message.join('; ') : body.message;
+  return {
+    schemas: [SCIM_ERROR_SCHEMA],
+    status: String(body.statusCode),
+    ...(SCIM_TYPES.has(body.code)
+      ? { scimType: body.code }
+      : body.code in SCIM_TYPE_OF_CORE_CODE
+        ? { scimType: SCIM_TYPE_OF_CORE_CODE[body.code] }
+        : {}),
+    detail,
+  };
+}
+
 /**
  * Writes an error in the SCIM error schema (RFC 7644 section 3.12, `application/scim+json`),
  * where identity providers expect it: registered for {@link SCIM_PATH} by the SCIM module, so
  * errors raised before routing (malformed JSON, 415, 429) and by the guard answer so too.
  */
 export function renderScimError(res: Response, body: ErrorBody): void {
-  const detail = Array.isArray(body.message) ? body.message.join('; ') : body.message;
   res
     .status(body.statusCode)
     .type('application/scim+json')
-    .send(
-      JSON.stringify({
-        schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
-        status: String(body.statusCode),
-        ...(SCIM_TYPES.has(body.code)
-          ? { scimType: body.code }
-          : body.code in SCIM_TYPE_OF_CORE_CODE
-            ? { scimType: SCIM_TYPE_OF_CORE_CODE[body.code] }
-            : {}),
-        detail,
-      }),
-    );
+    .send(JSON.stringify(scimErrorBody(body)));
 }

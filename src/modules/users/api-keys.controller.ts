@@ -4,7 +4,9 @@ import { Authenticated, CurrentPrincipal } from '../../core/auth/access.decorato
 import type { Principal } from '../../core/auth/principal.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
+import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
 import { ApiKeysService } from './api-keys.service.js';
+import { API_KEY_CREATED_EXAMPLE, CREATE_API_KEY_EXAMPLES } from './users.examples.js';
 import { ApiKeyCreateDto, ApiKeyCreatedDto, ApiKeysListDto, ApiKeysQueryDto } from './dto/api-key.dto.js';
 
 @ApiTags('API Keys')
@@ -27,7 +29,11 @@ export class ApiKeysController {
   @Post()
   @HttpCode(200)
   @ApiOperation({ summary: 'Create an API key', description: 'The response carries the secret, once.' })
-  @ApiOkResponse({ type: ApiKeyCreatedDto })
+  @ApiBodyExamples(ApiKeyCreateDto, CREATE_API_KEY_EXAMPLES)
+  @ApiOkResponse({
+    type: ApiKeyCreatedDto,
+    examples: { created: { summary: 'The new key and its secret', value: API_KEY_CREATED_EXAMPLE } },
+  })
   @ApiErrors('validation_failed')
   createApiKey(
     @CurrentPrincipal() actor: Principal,

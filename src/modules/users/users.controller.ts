@@ -1,9 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Patch, Post, Put, Query } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { Authenticated, CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import {
+  ApiSuccessResponse,
+  SUCCESS,
+  type SuccessResponseDto,
+} from '../../core/http/success-response.dto.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { PoliciesInputDto, PoliciesResponseDto } from './dto/policy.dto.js';
 import {
@@ -124,13 +129,16 @@ export class UsersController {
   }
 
   @Delete(':id')
-  @HttpCode(204)
   @RequireActions(Action.All)
   @ApiOperation({ summary: 'Delete a console user' })
-  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiSuccessResponse('Deleted')
   @ApiErrors('validation_failed', 'cannot_act_on_self', 'last_admin', 'user_not_found')
-  async deleteUser(@CurrentPrincipal() actor: Principal, @IdParam('id') id: number): Promise<void> {
+  async deleteUser(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('id') id: number,
+  ): Promise<SuccessResponseDto> {
     await this.users.remove(actor, id);
+    return SUCCESS;
   }
 
   @Get(':id/policies')

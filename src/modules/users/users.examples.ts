@@ -3,6 +3,7 @@ import { CreateGroupDto } from './dto/group.dto.js';
 import { PoliciesInputDto } from './dto/policy.dto.js';
 import { RoleCreateDto, RoleUpdateDto } from './dto/role.dto.js';
 import { UserCreateDto, UserUpdateDto } from './dto/user.dto.js';
+import { ApiKeyCreateDto, type ApiKeyCreatedDto } from './dto/api-key.dto.js';
 
 export const CREATE_USER_EXAMPLES = bodyExamples(UserCreateDto, {
   developer: {
@@ -16,7 +17,10 @@ export const CREATE_USER_EXAMPLES = bodyExamples(UserCreateDto, {
       settings: { timezone: 'Europe/Berlin', theme: 'dark' },
     },
   },
-  admin: { summary: 'An admin', value: { email: 'ops@example.com', username: 'ops', isAdmin: true } },
+  viewer: {
+    summary: 'A viewer: reads dashboards and reports, changes nothing',
+    value: { email: 'sam.ortiz@example.com', username: 'sam.ortiz', defaultRoles: ['AIBIViewer'] },
+  },
 });
 
 export const UPDATE_USER_EXAMPLES = bodyExamples(UserUpdateDto, {
@@ -66,3 +70,23 @@ export const CREATE_GROUP_EXAMPLES = bodyExamples(CreateGroupDto, {
     value: { name: 'Finance', description: 'Finance analysts', externalId: '00g1emaa7sVbX3oL5d7' },
   },
 });
+
+export const CREATE_API_KEY_EXAMPLES = bodyExamples(ApiKeyCreateDto, {
+  ci: { summary: 'A key for a CI pipeline, never expiring', value: { name: 'CI pipeline' } },
+  expiring: {
+    summary: 'A key that stops working at a set time',
+    value: { name: 'Quarterly export', expiresAt: '2030-01-01T00:00:00.000Z' },
+  },
+});
+
+/** What `POST /api/v1/api-keys` answers: the secret, shown this once. */
+export const API_KEY_CREATED_EXAMPLE: ApiKeyCreatedDto = {
+  id: 42,
+  name: 'CI pipeline',
+  prefix: 'pat_EXAMPLE-',
+  userId: 7,
+  createdAt: '2026-11-27T09:30:00.000Z',
+  lastUsedAt: null,
+  expiresAt: null,
+  token: 'pat_EXAMPLE-not-a-real-key-EXAMPLE-not-a-real-k',
+};

@@ -1,9 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query, UseFilters } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import {
+  ApiSuccessResponse,
+  SUCCESS,
+  type SuccessResponseDto,
+} from '../../core/http/success-response.dto.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { MAX_FOLDER_DEPTH } from './content.sql.js';
 import {
@@ -89,7 +94,6 @@ export class FoldersController {
   }
 
   @Delete('folders/:folderId')
-  @HttpCode(204)
   @RequireObjectAction(Action.FolderManage)
   @ApiOperation({
     summary: 'Delete an empty folder',
@@ -97,14 +101,15 @@ export class FoldersController {
       'Refused with 400 (`folder_not_empty`) while the folder has sub-folders. Workbooks and reports ' +
       'directly inside it are kept and return to the root; grants on the folder are removed.',
   })
-  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiSuccessResponse('Deleted')
   @ApiErrors('validation_failed', 'folder_not_empty', 'deployment_not_found', 'folder_not_found')
   async deleteFolder(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
     @IdParam('folderId') folderId: number,
-  ): Promise<void> {
+  ): Promise<SuccessResponseDto> {
     await this.folders.remove(actor, deploymentId, folderId);
+    return SUCCESS;
   }
 
   @Get('folders/:folderId/ancestors')

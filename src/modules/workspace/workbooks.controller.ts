@@ -1,9 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseFilters } from '@nestjs/common';
-import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import {
+  ApiSuccessResponse,
+  SUCCESS,
+  type SuccessResponseDto,
+} from '../../core/http/success-response.dto.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import {
   DashboardDto,
@@ -155,20 +160,20 @@ export class WorkbooksController {
   }
 
   @Delete('workbooks/:workbookId')
-  @HttpCode(204)
   @RequireObjectAction(Action.WorkbookManage)
   @ApiOperation({
     summary: 'Delete a workbook',
     description: 'Its reports, its published dashboard and the grants on all of them are deleted with it.',
   })
-  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiSuccessResponse('Deleted')
   @ApiErrors('validation_failed', 'deployment_not_found', 'workbook_not_found')
   async deleteWorkbook(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
     @IdParam('workbookId') workbookId: number,
-  ): Promise<void> {
+  ): Promise<SuccessResponseDto> {
     await this.workbooks.remove(actor, deploymentId, workbookId);
+    return SUCCESS;
   }
 
   @Post('workbooks/:workbookId/duplicate')

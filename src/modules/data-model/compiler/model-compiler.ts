@@ -3,6 +3,7 @@ import path from 'node:path';
 import { AppConfig } from '../../../core/config/app-config.js';
 import { errorsOf } from '../../../core/http/api-error.js';
 import {
+  NODE_VERSION,
   SANDBOX_DIR,
   appBinds,
   packageClosureBinds,
@@ -73,10 +74,14 @@ const OUT_OF_MEMORY =
 const CHILD = 'src/modules/data-model/compiler/compile-child.mjs';
 const CHANNEL = 'src/core/sandbox/child-channel.mjs';
 
-/** The permission model's flag: `--permission` since Node 22.13, `--experimental-permission` on 20. */
-const PERMISSION_FLAG = process.allowedNodeEnvironmentFlags.has('--permission')
-  ? '--permission'
-  : '--experimental-permission';
+/**
+ * The permission model's flag: `--permission` since Node 22.13 (Node 24 refuses the old name),
+ * `--experimental-permission` before. Told by the version: `allowedNodeEnvironmentFlags` lists
+ * only what NODE_OPTIONS may carry, which `--permission` is not.
+ */
+const { major, minor } = NODE_VERSION;
+const PERMISSION_FLAG =
+  major > 22 || (major === 22 && minor >= 13) ? '--permission' : '--experimental-permission';
 
 /** The files to compile, named as Cube names them, and the errors of those this service cannot. */
 export interface ModelSelection {
@@ -131,6 +136,11 @@ export class ModelCompiler implements OnApplicationBootstrap, OnApplicationShutd
     // that run builds. Elsewhere (the CLI) a compile, if any, starts its own child.
     this.warm = role === 'api' || (role === 'worker' && queue.workerQueues.includes('builds'));
     const fullWarmUp = this.warm && compilePoolSize > 0 && config.env === 'production';
+    // A child kept warm in production prepares for a job to come (seconds of CPU): two transpiler
+    // threads (each has a heap of its own: two fit from 512 MB up) and the full warm-up. One
+    // started for a waiting job, or outside production, has one thread and only proves the
+    // compiler works.
+    const transpilerThreads = fullWarmUp && compileMemoryMb >= 512 ? 2 : 1;
     this.pool = new SandboxPool({
       label: 'model compiler',
       prepare: () => ({
@@ -149,13 +159,10 @@ export class ModelCompiler implements OnApplicationBootstrap, OnApplicationShutd
           // The permission model's warnings would fill the stderr we keep.
           '--no-warnings',
           sandboxAppPath(CHILD),
-          // A child kept warm in production prepares for a job to come (seconds of CPU): two
-          // transpiler threads (each has a heap of its own: two fit from 512 MB up) and the full
-          // warm-up. One started for a waiting job, or outside production, has one thread and
-          // only proves the compiler works.
           ...(fullWarmUp ? ['--warm-up=full'] : []),
-          `--transpiler-threads=${fullWarmUp && compileMemoryMb >= 512 ? 2 : 1}`,
+          `--transpiler-threads=${transpilerThreads}`,
         ],
+        isolates: 1 + transpilerThreads,
       }),
       poolSize: this.warm ? compilePoolSize : 0,
       timeoutMs: compileTimeoutMs,
@@ -187,7 +194,11 @@ export class ModelCompiler implements OnApplicationBootstrap, OnApplicationShutd
     return this.pool.whenWarm(timeoutMs);
   }
 
-  async compile(files: ModelFile[]): Promise<CompileResult> {
+  /**
+   * `spareWarm`: the caller's account has more compiles waiting (it floods): this compile starts a
+   * child of its own rather than take the last warm one, which stays for another account.
+   */
+  async compile(files: ModelFile[], options: { spareWarm?: boolean } = {}): Promise<CompileResult> {
     const selection = selectModelFiles(files);
     if (selection.compile.length === 0) {
       return {
@@ -197,7 +208,7 @@ export class ModelCompiler implements OnApplicationBootstrap, OnApplicationShutd
         definitive: true,
       };
     }
-    const output = await this.runChild(selection.compile);
+    const output = await this.runChild(selection.compile, options.spareWarm ?? false);
     if ('failure' in output) {
       return {
         valid: false,
@@ -225,14 +236,14 @@ export class ModelCompiler implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   /** Runs one compile in a warm child; its answer, or why there is none. */
-  private async runChild(files: ChildFile[]): Promise<ChildOutput | { failure: string }> {
+  private async runChild(files: ChildFile[], spareWarm: boolean): Promise<ChildOutput | { failure: string }> {
     await this.pool.start();
     const available = this.pool.available();
     if (available !== true) throw compilerError('compiler_unavailable', available);
     const input: ChildInput = { files };
     let outcome: JobOutcome;
     try {
-      outcome = await this.pool.run(Buffer.from(JSON.stringify(input)));
+      outcome = await this.pool.run(Buffer.from(JSON.stringify(input)), { spareWarm });
     } catch (error) {
       // Before the model was sent: no sandbox, no child ready in time, or shutting down.
       if (error instanceof SandboxError) throw compilerError('compiler_unavailable', error.message);

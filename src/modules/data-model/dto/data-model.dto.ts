@@ -308,7 +308,13 @@ export class BuildStatusDto {
   @ApiProperty() deploymentId: number;
   @ApiProperty() branchName: string;
   @ApiProperty({ enum: ['production', 'dev_mode'] }) mode: string;
-  @ApiProperty({ enum: ['built', 'building', 'failed', 'cancelled', 'none'] }) status: string;
+  @ApiProperty({
+    enum: ['queued', 'building', 'built', 'failed', 'cancelled', 'none'],
+    description:
+      '`queued` until a worker takes the build (and while a retry waits for one), then `building` ' +
+      'until it ends `built`, `failed` or `cancelled`; `none`: never built',
+  })
+  status: string;
   @ApiPropertyOptional({ type: Number, nullable: true }) buildJobId?: number | null;
   @ApiPropertyOptional({ type: String, nullable: true, description: 'The build run’s own state' })
   deploymentStatus?: string | null;
@@ -317,6 +323,18 @@ export class BuildStatusDto {
   @ApiPropertyOptional({ type: String, nullable: true, description: 'The commit built' }) lastHash?:
     string | null;
   @ApiPropertyOptional({ type: String, nullable: true, format: 'date-time' }) updatedAt?: string | null;
+  @ApiPropertyOptional({
+    type: Number,
+    description: 'Only while `queued`: how long the build has waited for a worker, whole seconds',
+    example: 12,
+  })
+  queuedSeconds?: number;
+  @ApiPropertyOptional({
+    type: String,
+    description: 'Only while `queued`: why nothing happens yet',
+    example: 'Waiting for a worker',
+  })
+  message?: string;
 }
 
 // --- Remote ------------------------------------------------------------------------------------------

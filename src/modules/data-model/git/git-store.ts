@@ -2,12 +2,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../../../core/config/app-config.js';
 import { dataModelError } from '../data-model.errors.js';
 import { branchNameProblem } from './branch-names.js';
 import { COMMITTER, git, GitError, text, ZERO_OID } from './git.js';
 import { GitSessions } from './git-sessions.js';
+import { readStamp, writeStamp } from './repo-stamp.js';
+import { ReposOwnership, type RepositoryOwner } from './repos-ownership.js';
 import { EMPTY_TREE, planTrees, TreePathConflict, type TreeChanges, type TreeEntry } from './tree-plan.js';
 
 /** What a ref points at: a commit, its tree and its parents. */
@@ -59,7 +61,13 @@ export class GitStore implements OnApplicationShutdown {
   private readonly listings = new Map<string, TreeEntry[]>();
   private listedEntries = 0;
 
-  constructor(config: AppConfig) {
+  private readonly logger = new Logger('DataModel');
+
+  constructor(
+    config: AppConfig,
+    /** Whose repositories these are; every repository is stamped with it and checked against it. */
+    @Inject(ReposOwnership) private readonly owner: RepositoryOwner,
+  ) {
     this.root = config.dataModel.reposDir;
   }
 
@@ -71,29 +79,60 @@ export class GitStore implements OnApplicationShutdown {
     return path.join(this.root, `${deploymentId}.git`);
   }
 
-  /** Creates the deployment's bare repository unless it exists; safe to race. */
+  /**
+   * Creates the deployment's bare repository unless it exists; safe to race. The repository is
+   * stamped with this installation's id; one found stamped by another installation is refused
+   * (`repository_of_another_installation`), one from before stamps is stamped now (`REPOS_DIR` is
+   * this installation's: {@link ReposOwnership}).
+   */
   async ensure(deploymentId: number): Promise<string> {
+    const owner = await this.owner.installationId();
     const dir = this.dir(deploymentId);
-    try {
-      await fs.access(path.join(dir, 'HEAD'));
+    const stamp = await readStamp(dir);
+    if (stamp !== undefined) {
+      await this.own(deploymentId, stamp, owner);
       return dir;
-    } catch {
-      // Not there yet.
     }
     await fs.mkdir(this.root, { recursive: true });
-    // Initialised aside and renamed into place, so no reader ever sees half a repository.
+    // Initialised and stamped aside and renamed into place, so no reader ever sees half a repository.
     const tmp = `${dir}.init-${randomBytes(6).toString('hex')}`;
     await git(null, ['init', '--bare', '--quiet', tmp]);
     await git(tmp, ['config', 'core.logAllRefUpdates', 'true']);
     await git(tmp, ['config', 'gc.auto', '0']);
+    await writeStamp(tmp, owner);
     try {
       await fs.rename(tmp, dir);
     } catch (err) {
       await fs.rm(tmp, { recursive: true, force: true });
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+      // Another process made it first.
+      await this.own(deploymentId, (await readStamp(dir)) ?? null, owner);
     }
     return dir;
+  }
+
+  /**
+   * Checks that a repository found on disk is this installation's: refused when another
+   * installation stamped it, stamped now when it has no stamp.
+   */
+  private async own(deploymentId: number, stamp: string | null, owner: string): Promise<void> {
+    if (stamp === owner) return;
+    const dir = this.dir(deploymentId);
+    if (stamp === null) {
+      await writeStamp(dir, owner);
+      this.logger.warn(`${dir} had no installation stamp: stamped as installation ${owner}'s`);
+      return;
+    }
+    this.logger.error(
+      `${dir} belongs to installation ${stamp}, not to this one (${owner}): neither opened nor changed. ` +
+        'Check REPOS_DIR.',
+    );
+    throw dataModelError(
+      'repository_of_another_installation',
+      `The data model repository of deployment ${deploymentId} belongs to another installation; ` +
+        'nothing was read or changed. The operator must check REPOS_DIR.',
+    );
   }
 
   /** Points the repository's HEAD at a branch, so a clone checks that branch out. */
@@ -101,10 +140,47 @@ export class GitStore implements OnApplicationShutdown {
     await git(this.dir(deploymentId), ['symbolic-ref', 'HEAD', branchRef(branch)]);
   }
 
-  /** Deletes the deployment's repository (its deployment is gone). */
-  async destroy(deploymentId: number): Promise<void> {
-    this.sessions.forget(this.dir(deploymentId));
-    await fs.rm(this.dir(deploymentId), { recursive: true, force: true });
+  /**
+   * Deletes the deployment's repository (its deployment is gone), only when it carries this
+   * installation's stamp: a repository another installation made, or one without a stamp, is
+   * kept and logged. True when it was deleted.
+   */
+  async destroy(deploymentId: number): Promise<boolean> {
+    const owner = await this.owner.installationId();
+    const dir = this.dir(deploymentId);
+    this.sessions.forget(dir);
+    const stamp = await readStamp(dir);
+    if (stamp === undefined) return false;
+    if (stamp !== owner) {
+      this.logger.error(
+        `Deployment ${deploymentId} was deleted, but ${dir} was kept: ` +
+          (stamp === null
+            ? `it has no installation stamp, so nothing shows installation ${owner} made it`
+            : `it belongs to installation ${stamp}, not to this one (${owner})`),
+      );
+      return false;
+    }
+    await fs.rm(dir, { recursive: true, force: true });
+    return true;
+  }
+
+  /**
+   * Deletes the loose objects that no ref, reflog or younger object reaches and that were last
+   * written before `before` (`git prune --expire`): what abandoned uploads left. An object written
+   * (or written again: git freshens an existing one) since then is kept, so an upload or a write
+   * under way never loses its blobs; safe to run while others write, and twice. False when the
+   * deployment has no repository.
+   */
+  async prune(deploymentId: number, before: Date): Promise<boolean> {
+    const owner = await this.owner.installationId();
+    const dir = this.dir(deploymentId);
+    const stamp = await readStamp(dir);
+    if (stamp === undefined) return false;
+    await this.own(deploymentId, stamp, owner);
+    await git(dir, ['prune', `--expire=@${Math.floor(before.getTime() / 1000)} +0000`], {
+      timeoutMs: 600_000,
+    });
+    return true;
   }
 
   /**

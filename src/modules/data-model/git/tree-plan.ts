@@ -83,8 +83,15 @@ export function planTrees(
       dir(dirs, next);
       at = next;
     }
-    const existing = dirs.get(parent)!.get(name);
-    if (existing?.type === 'tree') throw new TreePathConflict(path, 'directory');
+    let existing = dirs.get(parent)!.get(name);
+    if (existing?.type === 'tree') {
+      // A directory whose every file this change removes is gone, as in git's index: the file
+      // takes its place.
+      if (!holdsFiles(dirs, path)) {
+        dropDirectory(dirs, path);
+        existing = undefined;
+      } else throw new TreePathConflict(path, 'directory');
+    }
     // A file keeps its mode (executable, link); a new one is a regular file.
     dirs
       .get(parent)!
@@ -111,7 +118,10 @@ export function planTrees(
   const order = [...dirty].sort((a, b) => depth(b) - depth(a));
   let root = EMPTY_TREE;
   for (const path of order) {
-    const entries = [...dirs.get(path)!].map(([name, node]) => ({ ...node, name }));
+    // A directory a file replaced (dropDirectory) is no longer there to write.
+    const held = dirs.get(path);
+    if (!held) continue;
+    const entries = [...held].map(([name, node]) => ({ ...node, name }));
     const { parent, name } = split(path);
     if (entries.length === 0) {
       // git holds no empty directories: it goes from its parent (an empty root is git's empty
@@ -125,6 +135,21 @@ export function planTrees(
     else dirs.get(parent)!.set(name, { mode: '040000', type: 'tree', oid });
   }
   return { trees, root, listing };
+}
+
+/** Whether the directory at `path` holds a file, at any depth. */
+function holdsFiles(dirs: Map<string, Map<string, Node>>, path: string): boolean {
+  for (const [name, node] of dirs.get(path) ?? []) {
+    if (node.type !== 'tree' || holdsFiles(dirs, path === '' ? name : `${path}/${name}`)) return true;
+  }
+  return false;
+}
+
+/** Forgets the directory at `path` and everything under it. */
+function dropDirectory(dirs: Map<string, Map<string, Node>>, path: string): void {
+  for (const key of [...dirs.keys()]) if (key === path || key.startsWith(`${path}/`)) dirs.delete(key);
+  const { parent, name } = split(path);
+  dirs.get(parent)?.delete(name);
 }
 
 function dir(dirs: Map<string, Map<string, Node>>, path: string): Map<string, Node> {

@@ -43,7 +43,7 @@ export class GitHubDiscoveryService {
 
   /**
    * `connected`: the caller's account has linked at least one installation (read from our
-   * table, not from GitHub). Without an App: 503 `github_not_configured`, as every GitHub route
+   * table, not from GitHub). Without an App: 409 `github_not_configured`, as every GitHub route
    * answers.
    */
   async status(actor: Principal): Promise<GitHubStatusDto> {

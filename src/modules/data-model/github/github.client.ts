@@ -66,7 +66,7 @@ export interface GitHubSlice<T> {
 
 /**
  * The git host, as the data model uses it (the port; {@link GitHubAppClient} is the adapter).
- * Every method throws API errors ready for the filter: `github_not_configured` (503) without an
+ * Every method throws API errors ready for the filter: `github_not_configured` (409) without an
  * App, `notFound('GitHubInstallation' | 'GitHubRepository', …)` (404), `github_unavailable` (502)
  * when GitHub fails, refuses the App, or does not answer in time.
  */
@@ -74,7 +74,7 @@ export abstract class GitHost {
   /** Whether a GitHub App is configured (`GITHUB_APP_*`). */
   abstract get configured(): boolean;
 
-  /** Throws `github_not_configured` (503) unless a usable GitHub App is configured. */
+  /** Throws `github_not_configured` (409) unless a usable GitHub App is configured. */
   abstract requireConfigured(): void;
 
   /** Install and settings pages of the App; `github_not_configured` without one. */

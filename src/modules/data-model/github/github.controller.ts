@@ -39,8 +39,8 @@ export class GitHubController {
       'App (GitHub is not asked). `linkUrl` installs the App on a GitHub account, or configures an ' +
       'existing installation, and links it to the caller’s account: it carries a `state` signed for the ' +
       'caller, valid for an hour, which GitHub hands to the Setup URL (`GET /api/v1/github/setup`). ' +
-      '`settingsUrl` changes which repositories an installation may see. 503 `github_not_configured` ' +
-      'when the service has no GitHub App.',
+      '`settingsUrl` changes which repositories an installation may see. 409 `github_not_configured` ' +
+      'when this installation has no GitHub App (the message names the settings to make).',
   })
   @ApiOkResponse({ type: GitHubStatusDto })
   @ApiErrors('github_not_configured')

@@ -8,6 +8,7 @@ export interface MailMessage {
   subject: string;
   html: string;
   text: string;
+  /** None for a message without an attachment (the notice to a notification's owner). */
   attachments: { filename: string; contentType: string; content: Buffer }[];
   headers?: Record<string, string>;
 }
@@ -22,11 +23,14 @@ export type SendOutcome =
   | { status: 'temporary'; code: number | null; response: string }
   | { status: 'permanent'; code: number | null; response: string };
 
-/** Thrown by {@link Mailer.send} when SMTP_URL is not set: no message can be sent at all. */
+/**
+ * Thrown by {@link Mailer.send} when SMTP_URL is not set: no message can be sent at all, and no
+ * retry helps until the operator sets it (its message names the settings).
+ */
 export class MailNotConfiguredError extends Error {
-  readonly code = 'mail_not_configured';
+  readonly code = 'smtp_not_configured';
   constructor() {
-    super('Mail is not configured: set SMTP_URL and SMTP_FROM to send notifications');
+    super('Mail is not configured on this installation: set SMTP_URL and SMTP_FROM to send notifications');
     this.name = 'MailNotConfiguredError';
   }
 }

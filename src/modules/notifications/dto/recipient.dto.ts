@@ -11,6 +11,7 @@ import {
   StringField,
 } from '../../../core/http/validation.js';
 import { UserAttributeInputDto } from '../../embedding/dto/embed-session.dto.js';
+import { isMailbox, MAILBOX_RULE } from '../mailbox.js';
 
 export const RECIPIENT_TYPES = ['USER', 'EMBED_USER', 'SLACK'] as const;
 export type RecipientType = (typeof RECIPIENT_TYPES)[number];
@@ -28,7 +29,13 @@ export class NotificationRecipientInputDto {
   @EmailField({
     optional: true,
     nullable: true,
-    description: 'USER: the user’s email (or userId). EMBED_USER: the address to give the embed user',
+    description:
+      'USER: the user’s email (or userId). EMBED_USER: the address to give the embed user. ' +
+      `Must be ${MAILBOX_RULE}`,
+  })
+  @ValidateBy({
+    name: 'isMailbox',
+    validator: { validate: isMailbox, defaultMessage: () => `$property must be ${MAILBOX_RULE}` },
   })
   email?: string | null;
 
@@ -148,13 +155,19 @@ export class NotificationRecipientsMutationDto {
 
 export class RecipientsQueryDto extends PageQueryDto {}
 
-export const DELIVERY_STATUSES = ['queued', 'sending', 'sent', 'failed', 'unknown'] as const;
+export const DELIVERY_STATUSES = ['queued', 'sending', 'sent', 'failed', 'unknown', 'skipped'] as const;
 
 export class NotificationDeliveryDto {
   @ApiProperty({ description: 'The delivery’s id (a decimal string)' }) id: string;
   @ApiProperty({ description: 'The run (firing) it belongs to' }) runId: string;
   @ApiProperty({ format: 'date-time', description: 'The occurrence the run fired for' }) scheduledFor: string;
-  @ApiProperty({ enum: ['USER', 'EMBED_USER'], enumName: 'NotificationDeliveryRecipientType' })
+  @ApiProperty({
+    enum: ['USER', 'EMBED_USER', 'OWNER'],
+    enumName: 'NotificationDeliveryRecipientType',
+    description:
+      '`USER` and `EMBED_USER`: a recipient. `OWNER`: the notice to the notification’s owner (the user who ' +
+      'made it) of a run that could mail some recipients nothing, saying why; no attachment',
+  })
   recipientType: string;
   @ApiProperty({ type: 'integer', nullable: true }) userId: number | null;
   @ApiProperty({ type: 'integer', nullable: true }) embedUserId: number | null;
@@ -163,8 +176,11 @@ export class NotificationDeliveryDto {
     enum: DELIVERY_STATUSES,
     enumName: 'NotificationDeliveryStatus',
     description:
-      '`queued`, `sending`, `sent`, `failed` (refused by the server, or temporary failures past the last ' +
-      'attempt), `unknown` (the worker sending it stopped; not resent, so nobody is mailed twice)',
+      '`queued`, `sending`, `sent`, `failed` (refused by the server, temporary failures past the last ' +
+      'attempt, or never sent because the run made nothing to send: every report failed, the rendering ' +
+      'failed, or mail is not configured; `lastError` says which), `unknown` (the worker sending it stopped; ' +
+      'not resent, so nobody is mailed twice), `skipped` (never sent: the account’s hourly delivery limit ' +
+      'was reached; `lastError` says so)',
   })
   status: string;
   @ApiProperty({ type: 'integer', description: 'Send attempts made' }) attempts: number;

@@ -1,6 +1,14 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import {
+  SANDBOX_DIR,
   SANDBOX_NODE_MODULES,
   appBinds,
+  buildRoot,
+  packageDir,
   packageClosureBinds,
   sandboxAppPath,
 } from '../../../core/sandbox/sandbox-command.js';
@@ -13,6 +21,8 @@ import {
   type SandboxStats,
 } from '../../../core/sandbox/sandbox-pool.js';
 import { truncationMarker, type JobHeader, type OutputLimits } from './protocol.js';
+
+const execFileAsync = promisify(execFile);
 
 /**
  * Runs untrusted Python (a report's code) in Pyodide inside bubblewrap, in warm single-use
@@ -105,9 +115,47 @@ const MAX_ERROR_CHARS = 8_000;
 /** What V8 and the C++ runtime print when an allocation fails for good. */
 const OUT_OF_MEMORY = /out of memory|heap limit|allocation failed|bad_alloc|Cannot allocate memory/i;
 
-/** The child in the build, relative to it, and the channel it imports. */
+/** The child in the build, relative to it, and what it imports; the snapshot maker. */
 const CHILD = 'src/modules/python-runs/sandbox/python-child.mjs';
+const DRIVER = 'src/modules/python-runs/sandbox/python-driver.mjs';
 const CHANNEL = 'src/core/sandbox/child-channel.mjs';
+const SNAPSHOT_MAKER = 'src/modules/python-runs/sandbox/python-snapshot.mjs';
+/** Where a child finds the snapshot, read-only. */
+const SANDBOX_SNAPSHOT = `${SANDBOX_DIR}/python.snapshot`;
+
+/** The snapshot of this process's build, made once per process (null: children load Pyodide). */
+let snapshotMade: Promise<string | null> | null = null;
+
+/**
+ * The memory snapshot of a prepared Pyodide (python-snapshot.mts) children start from: made at the
+ * first pool start of this process, by a plain child with an empty environment (it runs only this
+ * service's code), in a directory of this process's own, removed when it exits. Without one (the
+ * maker failed) children load Pyodide themselves, seconds slower, and the log says why.
+ */
+function preparedSnapshot(timeoutMs: number, logger?: SandboxLogger): Promise<string | null> {
+  snapshotMade ??= (async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'python-snapshot-'));
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'python.snapshot');
+    const maker = path.join(buildRoot(), SNAPSHOT_MAKER);
+    const pyodide = `${packageDir('pyodide', import.meta.url)}/`;
+    try {
+      await execFileAsync(process.execPath, [maker, pyodide, file], {
+        env: {},
+        cwd: dir,
+        timeout: timeoutMs,
+        maxBuffer: 1024 * 1024,
+      });
+      return file;
+    } catch (error) {
+      logger?.warn(
+        `The Python snapshot could not be made, so each Python process loads Pyodide itself: ${String((error as Error).message).slice(0, 2_000)}`,
+      );
+      return null;
+    }
+  })();
+  return snapshotMade;
+}
 
 export class PythonSandbox {
   private readonly options: Required<
@@ -122,14 +170,21 @@ export class PythonSandbox {
     const { maxStdoutBytes, maxStderrBytes, maxOutputBytes } = this.options;
     this.pool = new SandboxPool({
       label: 'Python',
-      prepare: () => ({
-        // Pyodide and what it loads (ws), the child and the channel: nothing else of the host.
-        binds: [
-          ...appBinds([CHILD, CHANNEL], 'The Python child'),
+      prepare: async () => {
+        // Pyodide and what it loads (ws), the child, the driver and the channel, and the snapshot
+        // children start from: nothing else of the host.
+        const binds = [
+          ...appBinds([CHILD, DRIVER, CHANNEL], 'The Python child'),
           ...packageClosureBinds('pyodide', import.meta.url),
-        ],
-        nodeArgs: [sandboxAppPath(CHILD), `${SANDBOX_NODE_MODULES}/pyodide/`],
-      }),
+        ];
+        const nodeArgs = [sandboxAppPath(CHILD), `${SANDBOX_NODE_MODULES}/pyodide/`];
+        const snapshot = await preparedSnapshot(this.options.startTimeoutMs, this.logger);
+        if (snapshot) {
+          binds.push({ source: snapshot, target: SANDBOX_SNAPSHOT });
+          nodeArgs.push(`--snapshot=${SANDBOX_SNAPSHOT}`);
+        }
+        return { binds, nodeArgs };
+      },
       poolSize: this.options.poolSize,
       timeoutMs: this.options.timeoutMs,
       memoryMb: this.options.memoryMb,

@@ -133,8 +133,9 @@ export class ScimSearchRequestDto {
 export class ScimErrorDto {
   @ApiProperty({ type: [String], example: ['urn:ietf:params:scim:api:messages:2.0:Error'] })
   schemas: string[];
-  @ApiProperty({ example: '400', description: 'The HTTP status, as a string' }) status: string;
-  @ApiPropertyOptional({ example: 'invalidFilter', description: 'The RFC 7644 error type, for 400 and 409' })
+  @ApiProperty({ description: 'The HTTP status, as a string (the examples of each response show it)' })
+  status: string;
+  @ApiPropertyOptional({ description: 'The RFC 7644 error type, for 400 and 409' })
   scimType?: string;
   @ApiProperty() detail: string;
 }
