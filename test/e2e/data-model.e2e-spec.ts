@@ -918,7 +918,7 @@ describe('data model on git', () => {
         .send({ transaction: start.body.transaction, files: {} });
       expectErrorShape(finish.body, 404, 'upload_transaction_not_found');
       // The upload sweep forgets it once what it left is old enough to prune (see
-      // model-upload-bounds.e2e-spec.ts): not a second after it expired, but two hours after.
+      // model-upload-bounds.e2e-part.ts): not a second after it expired, but two hours after.
       const uploads = t.app.get(ModelUploads);
       await uploads.sweep();
       expect(

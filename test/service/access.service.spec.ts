@@ -20,7 +20,7 @@ const ON_DEPLOYMENT = (id: number, ...actions: string[]): PolicyDto => ({
 /**
  * Access decisions: what a principal (built as the bearer guard builds it) holds through its
  * groups and their roles, and what `AccessService.map/requireAccess` decide on objects. The route
- * contracts (401/403/404 answers) stay in the e2e files. Moved from groups.e2e-spec.
+ * contracts (401/403/404 answers) stay in the e2e files. Moved from groups.e2e-part.
  */
 describe('access through groups and roles', () => {
   let s: ServiceApp;

@@ -7,7 +7,7 @@ import { hashToken } from '../../src/core/auth/token.js';
 import type { Actor } from '../support/app.js';
 import { expectApiError, expectApiErrorOf, startServiceApp, type ServiceApp } from '../support/service.js';
 
-/** Rules of console users (moved from users.e2e-spec) and API keys that need no HTTP request. */
+/** Rules of console users (moved from users.e2e-part) and API keys that need no HTTP request. */
 describe('users and API keys', () => {
   let s: ServiceApp;
   let users: UsersService;
@@ -177,7 +177,7 @@ describe('users and API keys', () => {
     });
   });
 
-  /** Rules of API keys that need no HTTP request (moved from api-keys.e2e-spec). */
+  /** Rules of API keys that need no HTTP request (moved from api-keys.e2e-part). */
   describe('ApiKeysService', () => {
     const keys = () => s.app.get(ApiKeysService);
     const authenticate = (token: string) => s.app.get(AuthService).authenticate(token);

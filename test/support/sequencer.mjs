@@ -14,15 +14,25 @@ const LONGEST = [
   'scale-out.e2e-spec.ts', // ~60 s
   'processes.e2e-spec.ts', // ~55 s
   'model-verdicts.e2e-spec.ts', // ~45 s
+  'content.e2e-spec.ts', // ~45 s (a group of parts)
+  'access.e2e-spec.ts', // ~45 s (a group)
+  'delivery.e2e-spec.ts', // ~45 s (a group)
   'model-compiler.spec.ts', // ~40 s
   'python-sandbox.spec.ts', // ~40 s
   'dbt-converter-compile.spec.ts', // ~40 s
+  'deploying.e2e-spec.ts', // ~35 s (a group)
+  'contract.e2e-spec.ts', // ~35 s (a group)
   'runtime-process.e2e-spec.ts', // ~35 s
   'fuzz.e2e-spec.ts', // ~35 s
+  'model-git.e2e-spec.ts', // ~35 s (a group)
   'data-model.e2e-spec.ts', // ~33 s
+  'embedding.e2e-spec.ts', // ~30 s (a group)
   'notification-crash.e2e-spec.ts', // ~30 s
   'cli.e2e-spec.ts', // ~30 s
   'dbt-sync.e2e-spec.ts', // ~30 s
+  'connections.e2e-spec.ts', // ~30 s (a group)
+  'scim.e2e-spec.ts', // ~25 s (a group)
+  'runtimes.e2e-spec.ts', // ~25 s (a group)
   'embedded.e2e-spec.ts', // ~25 s
   'migrations.e2e-spec.ts', // ~25 s
 ];

@@ -231,7 +231,7 @@ describe('hostile input', () => {
       expect(ok.body.totalResults).toBe(0);
       expect((await scim.get('/Groups?excludedAttributes=members')).status).toBe(200);
       expectScimError(await scim.get('/Users?dryRun=true'), 400);
-      // (Discovery endpoints ignore them, as RFC 7644 section 4 says: scim-protocol.e2e-spec.ts.)
+      // (Discovery endpoints ignore them, as RFC 7644 section 4 says: scim-protocol.e2e-part.ts.)
       expectScimError(await scim.get('/Groups/1?x=1'), 400);
     });
 

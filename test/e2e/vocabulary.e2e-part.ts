@@ -213,7 +213,7 @@ describe('One vocabulary: success statuses, built-in roles, error codes', () => 
           !op.op.requestBody &&
           !op.public &&
           !op.path.includes('/embed/') &&
-          // GitHub discovery reads GitHub, not our rows (test/e2e/github.e2e-spec.ts covers its 404s).
+          // GitHub discovery reads GitHub, not our rows (test/e2e/github.e2e-part.ts covers its 404s).
           !op.path.startsWith('/api/v1/github/'),
       );
     // The deployment itself, when it is the addressed resource, is missing too.

@@ -1,0 +1,10 @@
+/**
+ * Scheduled notifications, their deliveries and bounds, and Python report runs.
+ *
+ * One Jest file for several parts (`*.e2e-part.ts`): each part keeps its own `describe`, app and
+ * database, and the modules they load are loaded once (docs/architecture.md, Tests).
+ */
+import './notifications.e2e-part.js';
+import './notification-deliveries.e2e-part.js';
+import './notification-bounds.e2e-part.js';
+import './python-run.e2e-part.js';
