@@ -7,6 +7,7 @@ import { DatabaseModule } from './core/database/database.module.js';
 import { HealthModule } from './core/health/health.module.js';
 import { HttpCoreModule } from './core/http/http-core.module.js';
 import { InstallationModule } from './core/installation/installation.module.js';
+import { TenancyModule } from './core/tenancy/tenancy.module.js';
 import { LoggingModule } from './core/logging/logging.module.js';
 import { QueueModule } from './core/queue/queue.module.js';
 import { CryptoModule } from './core/crypto/crypto.module.js';
@@ -38,6 +39,7 @@ export class AppModule {
         LoggingModule.forRoot(config),
         DatabaseModule.forRoot(config),
         InstallationModule,
+        TenancyModule,
         QueueModule.forRoot(config),
         CryptoModule,
         AuthModule,

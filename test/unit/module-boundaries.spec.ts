@@ -95,6 +95,40 @@ describe('module boundaries', () => {
   });
 });
 
+/** The files a source file imports (static, re-exported and dynamic), as paths from the root. */
+function importsOf(file: string, text: string): string[] {
+  const specifiers = [...text.matchAll(/(?:\bfrom|\bimport)\s*\(?\s*'([^']+)'/g)].map((m) => m[1]);
+  return specifiers
+    .filter((s) => s.startsWith('.'))
+    .map((s) => path.posix.normalize(path.posix.join(path.posix.dirname(file), s)));
+}
+
+describe('layers', () => {
+  it('reads every kind of import (the check itself works)', () => {
+    const probe = [
+      "import { A } from '../../modules/users/a.js';",
+      "export { B } from './b.js';",
+      "const c = await import('../../modules/reports/c.js');",
+      "import './side-effect.js';",
+    ].join('\n');
+    expect(importsOf('src/core/audit/x.ts', probe)).toEqual([
+      'src/modules/users/a.js',
+      'src/core/audit/b.js',
+      'src/modules/reports/c.js',
+      'src/core/audit/side-effect.js',
+    ]);
+  });
+
+  it('core imports no module: modules build on core, never the other way', () => {
+    const found = SRC.filter(([file]) => file.startsWith('src/core/')).flatMap(([file, text]) =>
+      importsOf(file, text)
+        .filter((target) => target.startsWith('src/modules/'))
+        .map((target) => `${file} imports ${target}`),
+    );
+    expect(found).toEqual([]);
+  });
+});
+
 describe('one unit of work', () => {
   const outsideDatabase = SRC.filter(([file]) => !file.startsWith('src/core/database/'));
 

@@ -1,5 +1,5 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, type Relation } from 'typeorm';
-import { Account } from '../../modules/users/entities/account.entity.js';
+import { Account } from '../tenancy/account.entity.js';
 
 /**
  * One mutating request of an account, recorded by the audit interceptor and exception filter.

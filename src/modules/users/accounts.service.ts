@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '../../core/database/database.js';
+import { TenantAccounts } from '../../core/tenancy/tenant-accounts.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { UsersRepository } from './users.repository.js';
 import { usersError } from './users.errors.js';
@@ -18,23 +19,24 @@ export interface BootstrapResult {
 export class AccountsService {
   constructor(
     private readonly db: Database,
+    private readonly accounts: TenantAccounts,
     private readonly users: UsersRepository,
     private readonly apiKeys: ApiKeysService,
   ) {}
 
   /** The account's sealed embed signing key (made and sealed by core/auth), or null while it has none. */
   embedKey(accountId: number): Promise<string | null> {
-    return this.users.accountEmbedKey(accountId);
+    return this.accounts.embedKey(accountId);
   }
 
   /** Stores the sealed embed signing key unless the account has one (the first writer wins). */
   storeEmbedKeyIfMissing(accountId: number, sealed: string): Promise<void> {
-    return this.users.storeAccountEmbedKeyIfMissing(accountId, sealed);
+    return this.accounts.storeEmbedKeyIfMissing(accountId, sealed);
   }
 
   /** The slug of an account (the accounts of authenticated callers always exist). */
   async slug(accountId: number): Promise<string> {
-    const slug = await this.users.accountSlug(accountId);
+    const slug = await this.accounts.slug(accountId);
     if (slug === undefined) throw usersError('account_not_found', `No account ${accountId}`);
     return slug;
   }
@@ -45,7 +47,7 @@ export class AccountsService {
    */
   async bootstrap(slug: string, email: string, tokenName = 'bootstrap'): Promise<BootstrapResult> {
     return this.db.transaction(async () => {
-      const accountId = await this.users.upsertAccount(slug);
+      const accountId = await this.accounts.upsert(slug);
       const userId = await this.users.upsertAdmin(accountId, email.toLowerCase());
       const key = await this.apiKeys.issue(accountId, userId, tokenName);
       return { accountId, userId, token: key.token };
@@ -55,15 +57,16 @@ export class AccountsService {
   /** Issues a token for an existing user of an existing account. */
   async token(slug: string, email: string): Promise<{ userId: number; token: string }> {
     return this.db.transaction(async () => {
-      const found = await this.users.findAccountUser(slug, email.toLowerCase());
-      if (!found) throw usersError('account_not_found', `No account ${slug}`);
-      if (!found.userId) throw usersError('user_not_found', `No user ${email} in account ${slug}`);
-      const key = await this.apiKeys.issue(found.accountId, found.userId, 'cli');
-      return { userId: found.userId, token: key.token };
+      const accountId = await this.accounts.idOf(slug);
+      if (accountId === undefined) throw usersError('account_not_found', `No account ${slug}`);
+      const userId = await this.users.userIdByEmail(accountId, email.toLowerCase());
+      if (userId === undefined) throw usersError('user_not_found', `No user ${email} in account ${slug}`);
+      const key = await this.apiKeys.issue(accountId, userId, 'cli');
+      return { userId, token: key.token };
     });
   }
 
   async isEmpty(): Promise<boolean> {
-    return !(await this.users.anyAccount());
+    return !(await this.accounts.any());
   }
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '../../core/database/database.js';
+import { TenantAccounts } from '../../core/tenancy/tenant-accounts.js';
 import { uniqueViolation } from '../../core/database/sql.js';
 import { notFound } from '../../core/http/not-found.js';
 import {
@@ -36,6 +37,7 @@ export type DirectoryUserInput = DirectoryUserColumns;
 export class DirectoryService {
   constructor(
     private readonly db: Database,
+    private readonly accounts: TenantAccounts,
     private readonly repo: DirectoryRepository,
     private readonly users: UsersRepository,
     private readonly groups: GroupsRepository,
@@ -65,7 +67,7 @@ export class DirectoryService {
    */
   async lockUser(accountId: number, id: number): Promise<DirectoryUser | null> {
     return this.db.transaction(async () => {
-      await this.users.lockAccount(accountId);
+      await this.accounts.lock(accountId);
       return (await this.repo.getUser(accountId, id, true)) ?? null;
     });
   }

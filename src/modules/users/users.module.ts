@@ -8,7 +8,6 @@ import { ApiKeysRepository } from './api-keys.repository.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { DirectoryRepository } from './directory.repository.js';
 import { DirectoryService } from './directory.service.js';
-import { Account } from './entities/account.entity.js';
 import { ApiKey } from './entities/api-key.entity.js';
 import { GroupMember } from './entities/group-member.entity.js';
 import { GroupRole } from './entities/group-role.entity.js';
@@ -38,10 +37,10 @@ import { UsersService } from './users.service.js';
 })
 class PrincipalSourceModule {}
 
-/** Accounts, console users, groups, roles and their policies, and API keys. */
+/** Console users, groups, roles and their policies, and API keys. */
 @Module({
   imports: [
-    TypeOrmModule.forFeature([Account, User, Role, UserRole, ApiKey, Group, GroupMember, GroupRole]),
+    TypeOrmModule.forFeature([User, Role, UserRole, ApiKey, Group, GroupMember, GroupRole]),
     PrincipalSourceModule,
     DeploymentsModule,
   ],

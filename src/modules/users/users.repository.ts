@@ -178,51 +178,6 @@ export class UsersRepository {
     return row!.n;
   }
 
-  /**
-   * Locks the account row until the unit of work ends: serialises changes that could remove the
-   * account's last admin. Taken before any user row, in every path, so they cannot deadlock.
-   */
-  async lockAccount(accountId: number): Promise<void> {
-    await this.db.query(`SELECT id FROM accounts WHERE id = :accountId FOR UPDATE`, { accountId });
-  }
-
-  /** The account's sealed embed signing key, or null while it has none. */
-  async accountEmbedKey(accountId: number): Promise<string | null> {
-    const row = await this.db.one<{ sealed: string | null }>(
-      `SELECT embed_secret AS sealed FROM accounts WHERE id = :accountId`,
-      { accountId },
-    );
-    return row?.sealed ?? null;
-  }
-
-  /** Stores the sealed key unless the account has one: the first writer wins. */
-  async storeAccountEmbedKeyIfMissing(accountId: number, sealed: string): Promise<void> {
-    await this.db.query(
-      `UPDATE accounts SET embed_secret = :sealed WHERE id = :accountId AND embed_secret IS NULL`,
-      {
-        accountId,
-        sealed,
-      },
-    );
-  }
-
-  async accountSlug(accountId: number): Promise<string | undefined> {
-    const row = await this.db.one<{ slug: string }>(`SELECT slug FROM accounts WHERE id = :accountId`, {
-      accountId,
-    });
-    return row?.slug;
-  }
-
-  /** The account of `slug`, created when missing (safe to run concurrently). */
-  async upsertAccount(slug: string): Promise<number> {
-    const row = await this.db.one<{ id: number }>(
-      `INSERT INTO accounts (slug, name) VALUES (:slug, :slug)
-       ON CONFLICT (slug) DO UPDATE SET slug = EXCLUDED.slug RETURNING id`,
-      { slug },
-    );
-    return row!.id;
-  }
-
   /** The user of `email` made an active admin, created when missing (safe to run concurrently). */
   async upsertAdmin(accountId: number, email: string): Promise<number> {
     const row = await this.principals.invalidatedBy(
@@ -239,21 +194,13 @@ export class UsersRepository {
     return row!.id;
   }
 
-  /** The account of `slug` and its user of `email` (null when the account has no such user). */
-  findAccountUser(
-    slug: string,
-    email: string,
-  ): Promise<{ accountId: number; userId: number | null } | undefined> {
-    return this.db.one(
-      `SELECT a.id AS "accountId", u.id AS "userId" FROM accounts a
-       LEFT JOIN users u ON u.account_id = a.id AND u.email = :email WHERE a.slug = :slug`,
-      { slug, email },
+  /** The id of the account's user of `email`, or undefined. */
+  async userIdByEmail(accountId: number, email: string): Promise<number | undefined> {
+    const row = await this.db.one<{ id: number }>(
+      `SELECT id FROM users WHERE account_id = :accountId AND email = :email`,
+      { accountId, email },
     );
-  }
-
-  async anyAccount(): Promise<boolean> {
-    const rows = await this.db.query(`SELECT 1 FROM accounts LIMIT 1`);
-    return rows.length > 0;
+    return row?.id;
   }
 
   private async returning(sql: string, params: Record<string, unknown>): Promise<UserRow> {

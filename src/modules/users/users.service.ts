@@ -23,6 +23,7 @@ import type {
 } from './dto/user.dto.js';
 import { clientFailure } from '../../core/http/bulk.js';
 import { Database } from '../../core/database/database.js';
+import { TenantAccounts } from '../../core/tenancy/tenant-accounts.js';
 import { uniqueViolation } from '../../core/database/sql.js';
 import { notFound } from '../../core/http/not-found.js';
 import { DeploymentsService } from '../deployments/deployments.service.js';
@@ -68,6 +69,7 @@ export class UsersService implements OnApplicationBootstrap {
 
   constructor(
     private readonly db: Database,
+    private readonly accounts: TenantAccounts,
     private readonly repo: UsersRepository,
     private readonly policies: PoliciesService,
     private readonly access: AccessService,
@@ -143,7 +145,7 @@ export class UsersService implements OnApplicationBootstrap {
 
   async update(actor: Principal, id: number, dto: UserUpdateDto): Promise<UserDto> {
     return this.db.transaction(async () => {
-      await this.repo.lockAccount(actor.accountId);
+      await this.accounts.lock(actor.accountId);
       const current = await this.row(actor.accountId, id, true);
       const roles = withAdmin(dto.defaultRoles ?? current.defaultRoles, dto.isAdmin);
       const deactivated = dto.isDeactivated ?? current.isDeactivated;
@@ -223,7 +225,7 @@ export class UsersService implements OnApplicationBootstrap {
   async guardDeactivation(actor: Principal, id: number): Promise<void> {
     if (id === actor.userId) throw usersError('cannot_deactivate_self', 'You cannot deactivate yourself');
     await this.db.transaction(async () => {
-      await this.repo.lockAccount(actor.accountId);
+      await this.accounts.lock(actor.accountId);
       const current = await this.row(actor.accountId, id);
       if (!current.isDeactivated && current.defaultRoles.includes('Admin')) {
         await this.assertAnotherAdmin(actor.accountId, id);
@@ -235,7 +237,7 @@ export class UsersService implements OnApplicationBootstrap {
   async remove(actor: Principal, id: number): Promise<void> {
     if (id === actor.userId) throw usersError('cannot_act_on_self', 'You cannot delete yourself');
     await this.db.transaction(async () => {
-      await this.repo.lockAccount(actor.accountId);
+      await this.accounts.lock(actor.accountId);
       const current = await this.row(actor.accountId, id);
       if (current.defaultRoles.includes('Admin') && !current.isDeactivated) {
         await this.assertAnotherAdmin(actor.accountId, id);

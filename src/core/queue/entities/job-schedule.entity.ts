@@ -9,7 +9,7 @@ import {
   type Relation,
   UpdateDateColumn,
 } from 'typeorm';
-import { Account } from '../../../modules/users/entities/account.entity.js';
+import { Account } from '../../tenancy/account.entity.js';
 import { JobRun } from './job-run.entity.js';
 
 /**

@@ -9,7 +9,7 @@ import {
   PrimaryGeneratedColumn,
   type Relation,
 } from 'typeorm';
-import { Account } from '../../users/entities/account.entity.js';
+import { Account } from '../../../core/tenancy/account.entity.js';
 import { EmbedTenant } from './embed-tenant.entity.js';
 
 /**

@@ -9,7 +9,7 @@ import {
   type Relation,
 } from 'typeorm';
 import { Deployment } from '../../deployments/entities/deployment.entity.js';
-import { Account } from '../../users/entities/account.entity.js';
+import { Account } from '../../../core/tenancy/account.entity.js';
 import { EmbedTenant } from './embed-tenant.entity.js';
 import { EmbedUser } from './embed-user.entity.js';
 

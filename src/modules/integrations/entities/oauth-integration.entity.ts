@@ -10,7 +10,7 @@ import {
   type Relation,
   UpdateDateColumn,
 } from 'typeorm';
-import { Account } from '../../users/entities/account.entity.js';
+import { Account } from '../../../core/tenancy/account.entity.js';
 
 /**
  * An OAuth 2.0 client registration of an account at an external provider. The client secret is

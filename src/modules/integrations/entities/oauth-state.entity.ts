@@ -8,7 +8,7 @@ import {
   PrimaryGeneratedColumn,
   type Relation,
 } from 'typeorm';
-import { Account } from '../../users/entities/account.entity.js';
+import { Account } from '../../../core/tenancy/account.entity.js';
 import { User } from '../../users/entities/user.entity.js';
 import { OAuthIntegration } from './oauth-integration.entity.js';
 

@@ -10,7 +10,7 @@ import {
   type Relation,
   UpdateDateColumn,
 } from 'typeorm';
-import { Account } from '../../users/entities/account.entity.js';
+import { Account } from '../../../core/tenancy/account.entity.js';
 
 /**
  * An audience the account's workload-identity tokens are minted for. `audience` is derived from

@@ -10,7 +10,7 @@ import {
   type Relation,
   UpdateDateColumn,
 } from 'typeorm';
-import { Account } from '../../users/entities/account.entity.js';
+import { Account } from '../../../core/tenancy/account.entity.js';
 import { User } from '../../users/entities/user.entity.js';
 import { OAuthIntegration } from './oauth-integration.entity.js';
 

@@ -10,7 +10,7 @@ import {
   UpdateDateColumn,
 } from 'typeorm';
 import { Deployment } from '../../deployments/entities/deployment.entity.js';
-import { Account } from '../../users/entities/account.entity.js';
+import { Account } from '../../../core/tenancy/account.entity.js';
 import { Dashboard } from '../../workspace/entities/dashboard.entity.js';
 
 /**

@@ -9,7 +9,7 @@ import {
   type Relation,
   UpdateDateColumn,
 } from 'typeorm';
-import { Account } from './account.entity.js';
+import { Account } from '../../../core/tenancy/account.entity.js';
 
 /**
  * An account-wide group. Console users are members (managed here or by SCIM) and inherit the

@@ -9,7 +9,7 @@ import {
   type Relation,
   UpdateDateColumn,
 } from 'typeorm';
-import { Account } from './account.entity.js';
+import { Account } from '../../../core/tenancy/account.entity.js';
 
 /** A custom role of one account. Its policies are rows of `policies` with principal type `role`. */
 @Entity('roles')

@@ -9,7 +9,7 @@ import {
   type Relation,
   UpdateDateColumn,
 } from 'typeorm';
-import { Account } from './account.entity.js';
+import { Account } from '../../../core/tenancy/account.entity.js';
 
 /** A console user. Email is stored lowercased; email and username are unique per account. */
 @Entity('users')

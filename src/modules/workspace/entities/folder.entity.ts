@@ -11,7 +11,7 @@ import {
   UpdateDateColumn,
 } from 'typeorm';
 import { Deployment } from '../../deployments/entities/deployment.entity.js';
-import { Account } from '../../users/entities/account.entity.js';
+import { Account } from '../../../core/tenancy/account.entity.js';
 import { User } from '../../users/entities/user.entity.js';
 
 /**

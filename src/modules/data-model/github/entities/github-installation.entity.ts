@@ -7,7 +7,7 @@ import {
   PrimaryColumn,
   type Relation,
 } from 'typeorm';
-import { Account } from '../../../users/entities/account.entity.js';
+import { Account } from '../../../../core/tenancy/account.entity.js';
 import { User } from '../../../users/entities/user.entity.js';
 
 /**
