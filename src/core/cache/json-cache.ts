@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { failFastRedis } from '../queue/redis.js';
+import { failFastRedis } from '../redis/redis.js';
 
 /** Longest wait for Redis on one lookup; past it the caller goes on as on a miss. */
 const REDIS_COMMAND_TIMEOUT_MS = 500;

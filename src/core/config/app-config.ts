@@ -5,7 +5,7 @@ import path from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { parseOutboundAllowList, type OutboundAllowList } from '../net/outbound-address.js';
-import { QUEUE_NAMES, isQueueName, type QueueName } from '../queue/queues.js';
+import { QUEUE_NAMES, isQueueName, type QueueName } from './queue-names.js';
 import { ENV_KEYS, EnvSchema } from './env.schema.js';
 
 export type ProcessRole = 'api' | 'worker' | 'cli';

@@ -8,7 +8,7 @@ import { AppConfig } from '../config/app-config.js';
 import { hashToken } from '../auth/token.js';
 import { markLockedOut } from './auth-lockout.js';
 import { errorBody, sendError } from './exception.filter.js';
-import { failFastRedis } from '../queue/redis.js';
+import { failFastRedis } from '../redis/redis.js';
 
 const PROBES = /^\/health\/(live|ready)\/?$/;
 /** Longest wait for Redis on one request; past it the request goes on unlimited. */

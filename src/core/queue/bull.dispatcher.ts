@@ -7,7 +7,7 @@ import { withTimeout } from '../timeout.js';
 import type { DispatchableJob, JobDispatcher } from './dispatcher.js';
 import { JobRegistry } from './job-registry.js';
 import { OutboxRepository, queueJobId } from './outbox.repository.js';
-import { QUEUE_NAMES, type QueueName } from './queues.js';
+import { QUEUE_NAMES, type QueueName } from '../config/queue-names.js';
 
 /**
  * What a Bull job carries: its outbox row and which hand-over of it this is, its run, its account,

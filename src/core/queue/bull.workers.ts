@@ -13,7 +13,7 @@ import { JobRegistry } from './job-registry.js';
 import { JobRunner } from './job-runner.js';
 import { OutboxRepository } from './outbox.repository.js';
 import { QueueConsumers } from './queue-consumers.js';
-import type { QueueName } from './queues.js';
+import type { QueueName } from '../config/queue-names.js';
 
 /**
  * Runs the Bull jobs of the queues this process serves (`WORKER_QUEUES`): the worker role, or the

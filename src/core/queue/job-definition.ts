@@ -1,6 +1,6 @@
 import type { Provider } from '@nestjs/common';
 import type { JobContext } from './job-context.js';
-import type { QueueName } from './queues.js';
+import type { QueueName } from '../config/queue-names.js';
 
 /** What a module declares about one of its jobs; every field but `name` has a default. */
 export interface JobOptions<P> {

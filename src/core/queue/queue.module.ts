@@ -29,8 +29,8 @@ import { OutboxJob } from './outbox-job.entity.js';
 import { OutboxRelay } from './outbox.relay.js';
 import { OutboxRepository } from './outbox.repository.js';
 import { QueueConsumers, QueueWatch } from './queue-consumers.js';
-import { QUEUE_NAMES } from './queues.js';
-import { BullRedisClients } from './redis.js';
+import { QUEUE_NAMES } from '../config/queue-names.js';
+import { BullRedisClients } from '../redis/redis.js';
 import { RunRecovery } from './run-recovery.js';
 
 /** Closes queues, or waits for in-process jobs, when the application shuts down. */

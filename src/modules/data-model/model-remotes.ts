@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataModelRepository, type RemoteRow } from './data-model.repository.js';
 import { dataModelError } from './data-model.errors.js';
-import { GitError } from './git/git.js';
+import { GitError } from '../../core/git/git.js';
 import { GitStore, type RemoteAuth } from './git/git-store.js';
 import { GitHost } from './github/github.client.js';
 import type { ModelContext } from './model-workspace.js';

@@ -8,7 +8,7 @@ import { notFound } from '../../core/http/not-found.js';
 import { DeploymentsService, type DeploymentGitSettings } from '../deployments/deployments.service.js';
 import { dataModelError } from './data-model.errors.js';
 import { DataModelRepository, type BranchRow } from './data-model.repository.js';
-import { GitError } from './git/git.js';
+import { GitError } from '../../core/git/git.js';
 import { GitStore, type CommitAuthor, type TreeChanges } from './git/git-store.js';
 import { rootPrefix } from './model-paths.js';
 import { ModelRefs, type BranchRefs } from './model-refs.js';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import type { PinnedAddress } from '../../core/net/outbound-address.js';
-import { git, gitEnv, redact, text } from '../data-model/git/git.js';
+import { git, gitEnv, redact, text } from '../../core/git/git.js';
 
 /** Credentials for an HTTP(S) dbt repository: sent as a header, never in a URL or a log. */
 export interface DbtRepositoryAuth {

@@ -1,4 +1,4 @@
-import { git, text } from './git.js';
+import { git, text } from '../../../core/git/git.js';
 
 /**
  * The one rule for branch names, wherever a name enters (a request, a connected repository, a

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { gitEnv, GitError } from './git.js';
+import { gitEnv, GitError } from '../../../core/git/git.js';
 
 /** A kept command ends after this long without a request. */
 const IDLE_MS = 30_000;

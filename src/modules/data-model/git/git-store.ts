@@ -6,7 +6,7 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/
 import { AppConfig } from '../../../core/config/app-config.js';
 import { dataModelError } from '../data-model.errors.js';
 import { branchNameProblem } from './branch-names.js';
-import { COMMITTER, git, GitError, text, ZERO_OID } from './git.js';
+import { COMMITTER, git, GitError, text, ZERO_OID } from '../../../core/git/git.js';
 import { GitSessions } from './git-sessions.js';
 import { readStamp, writeStamp } from './repo-stamp.js';
 import { ReposOwnership, type RepositoryOwner } from './repos-ownership.js';

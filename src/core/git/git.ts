@@ -1,4 +1,4 @@
-import { runCommand } from '../../../core/process/command-runner.js';
+import { runCommand } from '../process/command-runner.js';
 
 /** What one git command printed, and how it ended. */
 export interface GitResult {
