@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
-import { ALL_ACTIONS } from '../../core/auth/action.js';
-import type { Principal } from '../../core/auth/principal.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { Database } from '../../core/database/database.js';
 import { RunLost, type JobContext } from '../../core/queue/job-context.js';
@@ -476,17 +474,27 @@ export class NotificationRunJob {
     config: unknown,
     published: readonly number[],
   ): Promise<ReportSource[]> {
-    const actor = systemPrincipal(notification);
     const out: ReportSource[] = [];
+    const missing = (reportId: number): ReportSource => ({
+      title: `Report ${reportId}`,
+      jsonQuery: null,
+      sqlQuery: null,
+      error: 'The report was not found',
+    });
     // The widgets' reports in layout order, then any other report the publish took.
     const ids = reportIdsOf(config);
     for (const id of published) if (!ids.includes(id)) ids.push(id);
     for (const reportId of ids) {
       try {
-        const report = await this.reports.read(actor, notification.deploymentId, reportId, {
-          canEdit: false,
-          canManage: false,
-        });
+        const report = await this.reports.forRendering(
+          notification.accountId,
+          notification.deploymentId,
+          reportId,
+        );
+        if (!report) {
+          out.push(missing(reportId));
+          continue;
+        }
         const title = report.title?.trim() || report.name;
         let jsonQuery: Record<string, unknown> | null = null;
         if (report.jsonQuery) {
@@ -508,12 +516,7 @@ export class NotificationRunJob {
         out.push({ title, jsonQuery, sqlQuery: report.sqlQuery });
       } catch (err) {
         if (err instanceof RunLost) throw err;
-        out.push({
-          title: `Report ${reportId}`,
-          jsonQuery: null,
-          sqlQuery: null,
-          error: 'The report was not found',
-        });
+        out.push(missing(reportId));
       }
     }
     return out;
@@ -646,24 +649,5 @@ function table(title: string, rows: Record<string, unknown>[], columns: string[]
     columns: keys,
     rows: rows.slice(0, MAX_TABLE_ROWS),
     truncated: rows.length > MAX_TABLE_ROWS,
-  };
-}
-
-/**
- * The caller a run reads the dashboard's reports as: the notification's account with every action
- * (an admin made the notification; the report rows are read, never changed, and no view is recorded).
- */
-function systemPrincipal(n: NotificationRow): Principal {
-  return {
-    userId: n.createdBy ?? 0,
-    accountId: n.accountId,
-    email: '',
-    apiKeyId: 0,
-    roleIds: [],
-    groupIds: [],
-    actions: new Set(ALL_ACTIONS),
-    objectActions: new Set(),
-    typeActions: new Map(),
-    isAdmin: true,
   };
 }

@@ -104,11 +104,7 @@ export class NotificationsRepository {
     return row!.ok;
   }
 
-  /**
-   * The published dashboard of the deployment with this id or public id. By id, the fragment is
-   * given its own column as the public id, so it yields every published dashboard of the
-   * deployment, and the id picks one.
-   */
+  /** The published dashboard of the deployment with this id or public id (workspace's fragment). */
   dashboard(
     accountId: number,
     deploymentId: number,
@@ -121,11 +117,10 @@ export class NotificationsRepository {
          ARRAY(SELECT (s->>'reportId')::int FROM json_array_elements(COALESCE(x.dashboard->'reportSnapshots', '[]'::json)) s)
            AS "snapshotReportIds"
        FROM ${publishedDashboardSql('x', {
-         publicId: byId ? 'd.public_id' : ':publicId',
+         ...(byId ? { id: ':dashboardId' } : { publicId: ':publicId' }),
          accountId: ':accountId',
          deploymentId: ':deploymentId',
-       })}
-       ${byId ? `WHERE (x.dashboard->>'id')::int = :dashboardId` : ''}`,
+       })}`,
       byId
         ? { accountId, deploymentId, dashboardId: by.id }
         : { accountId, deploymentId, publicId: by.publicId },

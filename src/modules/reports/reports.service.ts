@@ -21,6 +21,14 @@ import { DEFINITION_COLUMNS, ReportsRepository, type ReportChange } from './repo
  * is {@link ReportListService}). Every read is one shaping query (`reportSelectSql`); access is decided by
  * `AccessService`, with folder and workbook grants inherited.
  */
+/** A report as a scheduled rendering reads it ({@link ReportsService.forRendering}). */
+export interface ReportForRendering {
+  name: string;
+  title: string | null;
+  jsonQuery: string | null;
+  sqlQuery: string | null;
+}
+
 @Injectable()
 export class ReportsService implements OnModuleInit {
   constructor(
@@ -70,6 +78,21 @@ export class ReportsService implements OnModuleInit {
     const row = await this.reports.read(actor.accountId, deploymentId, reportId);
     if (!row) throw notFound(reportId);
     return toReport(row, access ?? (await this.accessFor(actor, [reportId]))(reportId));
+  }
+
+  /**
+   * What a scheduled rendering needs of a report: its name, title and queries, by account,
+   * deployment and id, or null when there is no such report there. No caller: the job that renders
+   * acts for the account, whose admin made the notification; nothing is recorded (no view).
+   */
+  async forRendering(
+    accountId: number,
+    deploymentId: number,
+    reportId: number,
+  ): Promise<ReportForRendering | null> {
+    const row = await this.reports.read(accountId, deploymentId, reportId);
+    if (!row) return null;
+    return { name: row.name, title: row.title, jsonQuery: row.jsonQuery, sqlQuery: row.sqlQuery };
   }
 
   /**

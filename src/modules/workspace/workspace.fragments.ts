@@ -67,16 +67,17 @@ export const dashboardJsonSql = (d: string): string =>
   'reportSnapshots', ${reportSnapshotsJsonSql(d)}, 'title', ${d}.title, 'createdBy', ${d}.created_by) END`;
 
 /**
- * The dashboard published as `publicId` in `accountId` and `deploymentId` (the caller's SQL
- * expressions), as a FROM item aliased `alias` with the columns `workbook_id`, `allow_embed` and
- * `dashboard` (the Dashboard JSON); no row when there is none.
+ * The dashboard published as `publicId` (or with the id `id`) in `accountId` and `deploymentId`
+ * (the caller's SQL expressions), as a FROM item aliased `alias` with the columns `workbook_id`,
+ * `allow_embed` and `dashboard` (the Dashboard JSON); no row when there is none.
  */
 export const publishedDashboardSql = (
   alias: string,
-  at: { publicId: string; accountId: string; deploymentId: string },
+  at: ({ publicId: string } | { id: string }) & { accountId: string; deploymentId: string },
 ): string =>
   `(SELECT d.workbook_id, d.allow_embed, ${dashboardJsonSql('d')} AS dashboard FROM dashboards d
-    WHERE d.public_id = ${at.publicId} AND d.account_id = ${at.accountId} AND d.deployment_id = ${at.deploymentId}
+    WHERE ${'id' in at ? `d.id = ${at.id}` : `d.public_id = ${at.publicId}`}
+      AND d.account_id = ${at.accountId} AND d.deployment_id = ${at.deploymentId}
       AND d.status = 'published') ${alias}`;
 
 /** The `allow_embed` flag of the dashboard of the workbook `workbookId` (an expression); NULL without one. */
