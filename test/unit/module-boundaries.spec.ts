@@ -205,6 +205,15 @@ describe('between modules', () => {
   });
 });
 
+describe('jobs', () => {
+  it('decide on domain errors, never on an HTTP status (chosen at the edge)', () => {
+    const found = SRC.filter(([file, text]) => file.endsWith('.job.ts') && /\bgetStatus\s*\(/.test(text)).map(
+      ([file]) => file,
+    );
+    expect(found).toEqual([]);
+  });
+});
+
 describe('one unit of work', () => {
   const outsideDatabase = SRC.filter(([file]) => !file.startsWith('src/core/database/'));
 

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '../../core/database/database.js';
+import { ApiError } from '../../core/http/api-error.js';
+import type { ErrorCode } from '../../core/http/error-codes.js';
 import { notFound } from '../../core/http/not-found.js';
 import { DeploymentsService } from '../deployments/deployments.service.js';
 import { DataModelRepository } from './data-model.repository.js';
@@ -34,12 +36,36 @@ export interface ImportOutcome {
   buildId: number;
 }
 
+/** What the model refuses of an import's own input: the same import is refused again on a retry. */
+const REFUSALS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'invalid_branch_name',
+  'invalid_path',
+  'file_too_large',
+  'too_many_files',
+  'deployment_not_found',
+]);
+
+/**
+ * The model refused the import itself (`code` says why: a name, a path, a limit, a deployment
+ * gone): a job should fail for good rather than try again. Other failures may pass on a retry.
+ */
+export class ImportRefused extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ImportRefused';
+  }
+}
+
 /**
  * The way generated files (a dbt sync's cubes) enter a deployment's model: one commit of the
  * files over the base branch, on a new shared branch, with a build queued. Idempotent, so a job
  * that died half-way can run it again: a branch already holding the same tree is kept as it is,
  * and a build of that commit is not queued twice. The branch keeps the model's limits
- * (`file_too_large`, `too_many_files`: a 400 the caller should not retry).
+ * (`file_too_large`, `too_many_files`); what the model refuses of the input is thrown as
+ * {@link ImportRefused}.
  */
 @Injectable()
 export class ModelImports {
@@ -67,6 +93,16 @@ export class ModelImports {
   }
 
   async commitBranch(input: ModelImport): Promise<ImportOutcome> {
+    try {
+      return await this.commit(input);
+    } catch (err) {
+      if (err instanceof ApiError && REFUSALS.has(err.code))
+        throw new ImportRefused(err.code, String(err.messages));
+      throw err;
+    }
+  }
+
+  private async commit(input: ModelImport): Promise<ImportOutcome> {
     const { accountId, deploymentId, branch } = input;
     // A name from another module: the same rule as a name from a request.
     const problem = await branchNameProblem(branch, { isNew: true });

@@ -4,12 +4,11 @@ import { gunzip } from 'node:zlib';
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
 import { Database } from '../../core/database/database.js';
-import { ApiError } from '../../core/http/api-error.js';
 import { isNotFound } from '../../core/http/not-found.js';
 import { OutboundRefused, pinUrl, type PinnedAddress } from '../../core/net/outbound-address.js';
 import { JobCancelled, JobFailure, RunLost, type JobContext } from '../../core/queue/job-context.js';
 import { defineJob, JobHandler } from '../../core/queue/job-definition.js';
-import { ModelImports } from '../data-model/model-imports.js';
+import { ImportRefused, ModelImports } from '../data-model/model-imports.js';
 import { generateFromManifest, type GeneratedModel } from './converter/generate.js';
 import { ManifestError, readManifest, type DbtManifest } from './converter/manifest.js';
 import { DbtSourceError, fetchManifest, manifestPath } from './dbt-git.js';
@@ -327,8 +326,8 @@ export class DbtSyncJob {
       return { commitSha: outcome.commit, buildId: outcome.buildId };
     } catch (err) {
       if (isNotFound(err, 'Branch')) ctx.fail(`The base branch ${sync.baseBranch} no longer exists`);
-      // The model's own refusals (too many files, a file too large) will not change on retry.
-      if (err instanceof ApiError && err.getStatus() < 500) ctx.fail(String(err.messages));
+      // The model's refusals of the input (too many files, a file too large) do not change on retry.
+      if (err instanceof ImportRefused) ctx.fail(err.message);
       throw err;
     }
   }
