@@ -33,8 +33,11 @@ interface FieldOptions {
   deprecated?: boolean;
 }
 
-/** Absent and null values skip validation only when the field allows them. */
-function presence(opts: FieldOptions): PropertyDecorator[] {
+/**
+ * Absent and null values skip validation only when the field allows them: the `ValidateIf` every
+ * field decorator starts with (settings' own fields use it too).
+ */
+export function presence(opts: Pick<FieldOptions, 'optional' | 'nullable'>): PropertyDecorator[] {
   const { optional = false, nullable = false } = opts;
   if (optional && nullable) return [ValidateIf((_, v) => v !== undefined && v !== null)];
   if (optional) return [ValidateIf((_, v) => v !== undefined)];

@@ -1,19 +1,12 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
-import { IsNumber, Max, Min, ValidateBy, ValidateIf, buildMessage } from 'class-validator';
+import { IsNumber, Max, Min, ValidateBy, buildMessage } from 'class-validator';
+import { presence } from '../../../core/http/validation.js';
 
 interface Presence {
   description?: string;
   optional?: boolean;
   nullable?: boolean;
-}
-
-/** Absent and null values skip validation only when the field allows them. */
-function presence({ optional = false, nullable = false }: Presence): PropertyDecorator[] {
-  if (optional && nullable) return [ValidateIf((_, v) => v !== undefined && v !== null)];
-  if (optional) return [ValidateIf((_, v) => v !== undefined)];
-  if (nullable) return [ValidateIf((_, v) => v !== null)];
-  return [];
 }
 
 /** A finite JSON number (not only integers) between `min` and `max`. */
