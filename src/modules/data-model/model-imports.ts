@@ -36,18 +36,23 @@ export interface ImportOutcome {
   buildId: number;
 }
 
-/** What the model refuses of an import's own input: the same import is refused again on a retry. */
+/**
+ * What the model refuses of an import: its input (a name, a path, a limit, a deployment gone),
+ * refused again on a retry; and a branch that kept changing under the ref move's own retries
+ * (`conflict`), which a caller has failed for good so far.
+ */
 const REFUSALS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'invalid_branch_name',
   'invalid_path',
   'file_too_large',
   'too_many_files',
   'deployment_not_found',
+  'conflict',
 ]);
 
 /**
- * The model refused the import itself (`code` says why: a name, a path, a limit, a deployment
- * gone): a job should fail for good rather than try again. Other failures may pass on a retry.
+ * The model refused the import (`code` says why, {@link REFUSALS}): a job fails for good rather
+ * than try again. Other failures (git or the database unavailable) may pass on a retry.
  */
 export class ImportRefused extends Error {
   constructor(
