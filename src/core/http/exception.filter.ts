@@ -11,6 +11,7 @@ import type { Request, Response } from 'express';
 import { QueryFailedError } from 'typeorm';
 import { ApiError } from './api-error.js';
 import { lockoutRetryAfterSeconds } from './auth-lockout.js';
+import { behaviourOf } from './route-behaviour.js';
 import { databaseUnavailable } from '../database/unavailable.js';
 import { challengeIfUnauthorized } from './www-authenticate.js';
 
@@ -98,24 +99,9 @@ export function toErrorBody(exception: unknown): ErrorBody {
   return errorBody(500, 'internal_error', 'An unexpected error occurred');
 }
 
-/** Writes an error body in the shape of a protocol of its own (SCIM's, say). */
-export type ErrorRenderer = (res: Response, body: ErrorBody) => void;
-
-const renderers: Array<{ path: RegExp; render: ErrorRenderer }> = [];
-
 /**
- * Lets a module answer the errors of requests whose path matches `path` in the shape its
- * protocol prescribes, whatever raised them (a route, the guard, or the middleware before
- * routing: malformed JSON, 415, 429). Registering the same path again changes nothing.
- */
-export function renderErrorsUnder(path: RegExp, render: ErrorRenderer): void {
-  if (renderers.some((r) => r.path.source === path.source)) return;
-  renderers.push({ path, render });
-}
-
-/**
- * Sends an error body: the one shape everywhere, unless a module renders errors under the
- * request's path itself (see {@link renderErrorsUnder}).
+ * Sends an error body: the one shape everywhere, unless the route (or its controller) declares
+ * a shape of its own with `@ErrorShape` (route-behaviour.ts).
  */
 export function sendError(req: Request, res: Response, body: ErrorBody): void {
   // From an address past its budget of failed authentications, a failed one is refused (rate-limit.ts).
@@ -131,8 +117,8 @@ export function sendError(req: Request, res: Response, body: ErrorBody): void {
   // Every 503 is retryable; tell clients when (seconds).
   if (body.statusCode === 503 && !res.getHeader('Retry-After')) res.setHeader('Retry-After', '5');
   challengeIfUnauthorized(req, res, body.statusCode);
-  const renderer = renderers.find((r) => r.path.test(req.path));
-  if (renderer) return renderer.render(res, body);
+  const render = behaviourOf(req).renderError;
+  if (render) return render(res, body);
   res.status(body.statusCode).json(body);
 }
 

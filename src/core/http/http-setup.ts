@@ -5,9 +5,10 @@ import type { AppConfig } from '../config/app-config.js';
 import { assignRequestId } from '../logging/logging.module.js';
 import { corsMiddleware } from './cors.js';
 import { errorBody, sendError, toErrorBody } from './exception.filter.js';
-import { checkParsedInput, JSON_MEDIA_TYPES, largeJsonLimit, requireJsonBody } from './input-guards.js';
+import { checkParsedInput, JSON_MEDIA_TYPES, requireJsonBody } from './input-guards.js';
 import { serialiseListItemsOnce } from './json-body.js';
 import { configureRateLimits } from './rate-limit.js';
+import { behaviourOf, RouteBehaviours } from './route-behaviour.js';
 
 const PROBES = /^\/health\/(live|ready)\/?$/;
 
@@ -17,8 +18,8 @@ type Middleware = (req: Request, res: Response, next: NextFunction) => void;
 const CARRIES_TOKEN = /^(?:Bearer|Api-Key) +\S/i;
 
 /**
- * The JSON body parser: `BODY_LIMIT` on every route, except the routes a module registered with
- * `acceptLargeJsonOn`, which get their own limit (one parser per distinct limit, made once). The
+ * The JSON body parser: `BODY_LIMIT` on every route, except the routes declared with
+ * `@JsonBodyLimit(...)` (route-behaviour.ts), which get their own limit (one parser per distinct limit, made once). The
  * body is parsed before the guard authenticates the caller, so a request that does not even
  * carry a token keeps `BODY_LIMIT` there too; one with a bad token is counted by the limiter of
  * failed authentications, which refuses its address before parsing once it is spent.
@@ -29,7 +30,7 @@ function jsonBodies(bodyLimit: string): Middleware {
   const standard = parser(bodyLimit);
   const large = new Map<number, Middleware>();
   return (req, res, next) => {
-    const limit = largeJsonLimit(req.path);
+    const limit = behaviourOf(req).jsonLimit;
     if (limit === null || !CARRIES_TOKEN.test(req.headers.authorization ?? ''))
       return standard(req, res, next);
     let json = large.get(limit);
@@ -50,8 +51,11 @@ export function configureHttp(app: NestExpressApplication, config: AppConfig): v
   app.set('query parser', 'simple');
   serialiseListItemsOnce(app.getHttpAdapter().getInstance());
 
+  const behaviours = app.get(RouteBehaviours);
   app.use((req: Request, res: Response, next: NextFunction) => {
     assignRequestId(req, res);
+    // What the route declares (body limit, multipart, error shape), before anything can answer.
+    behaviours.tag(req);
     next();
   });
   app.use((req: Request, res: Response, next: NextFunction) => {

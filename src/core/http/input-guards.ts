@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { errorBody, sendError } from './exception.filter.js';
+import { behaviourOf } from './route-behaviour.js';
 
 /**
  * The deepest nesting of arrays and objects a JSON body may have. The deepest DTO needs fewer
@@ -23,43 +24,15 @@ function carriesBody(req: Request): boolean {
   return length !== undefined && length !== '0' && Number(length) !== 0;
 }
 
-/** Routes (by path) that take `multipart/form-data`, registered by the module that serves them. */
-const multipartRoutes: RegExp[] = [];
-
-/** Lets requests whose path matches `pattern` send `multipart/form-data` (file uploads). */
-export function acceptMultipartOn(pattern: RegExp): void {
-  if (!multipartRoutes.some((p) => p.source === pattern.source)) multipartRoutes.push(pattern);
-}
-
-/** Routes (by path) whose JSON body may be larger than `BODY_LIMIT`, with their own limit in bytes. */
-const largeJsonRoutes: Array<{ pattern: RegExp; limit: number }> = [];
-
-/**
- * Lets requests whose path matches `pattern` send a JSON body of up to `limit` bytes instead of
- * `BODY_LIMIT` (a dbt manifest posted to start a sync). Every other route keeps `BODY_LIMIT`. The
- * body is still parsed once, then checked like any other ({@link checkParsedInput}). Registered
- * again with the same pattern, the newer limit wins.
- */
-export function acceptLargeJsonOn(pattern: RegExp, limit: number): void {
-  const existing = largeJsonRoutes.find((r) => r.pattern.source === pattern.source);
-  if (existing) existing.limit = limit;
-  else largeJsonRoutes.push({ pattern, limit });
-}
-
-/** The JSON body limit of a path registered with {@link acceptLargeJsonOn}, or null: `BODY_LIMIT`. */
-export function largeJsonLimit(path: string): number | null {
-  return largeJsonRoutes.find((r) => r.pattern.test(path))?.limit ?? null;
-}
-
 /**
  * Refuses a body that is not JSON with 415, before it is read (multipart bodies only on the
- * routes registered with {@link acceptMultipartOn}): the JSON parser skips other media
+ * routes declared `@Multipart()`, route-behaviour.ts): the JSON parser skips other media
  * types, so such a body would otherwise reach the handler as `{}` and create things. A request
  * without a body needs no Content-Type.
  */
 export function requireJsonBody(req: Request, res: Response, next: NextFunction): void {
   if (!carriesBody(req) || req.is(JSON_MEDIA_TYPES)) return next();
-  if (req.is('multipart/form-data') && multipartRoutes.some((p) => p.test(req.path))) return next();
+  if (req.is('multipart/form-data') && behaviourOf(req).multipart) return next();
   sendError(
     req,
     res,

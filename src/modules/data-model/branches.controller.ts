@@ -19,6 +19,7 @@ import {
 } from './dto/data-model.dto.js';
 import { DATA_MODEL_ROUTES, legacy, OK } from './data-model.routes.js';
 import { ModelBranches } from './model-branches.service.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 /** Branches: list, create, delete, the staging toggle. */
 @ApiTags('Data Model')
@@ -41,6 +42,7 @@ export class BranchesController {
   }
 
   @Post('branches')
+  @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.SchemaUpdateDevBranches)
   @ApiOperation({
@@ -65,6 +67,7 @@ export class BranchesController {
   }
 
   @Delete('branches')
+  @Audited()
   @RequireObjectAction(Action.SchemaUpdate)
   @ApiOperation({
     summary: 'Delete a branch',
@@ -92,6 +95,7 @@ export class BranchesController {
   }
 
   @Put('branches/staging-environment')
+  @Audited()
   @RequireObjectAction(Action.SchemaUpdate)
   @ApiOperation({
     summary: 'Turn a shared branch’s always-on staging environment on or off',

@@ -11,6 +11,7 @@ import { DeploymentDto as DeploymentResponse } from '../deployments/dto/deployme
 import { ConnectGitHubDto, PullDto, PullResponseDto } from './dto/data-model.dto.js';
 import { DATA_MODEL_ROUTES } from './data-model.routes.js';
 import { ModelConnection } from './model-connection.service.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 /** The connected git-host repository: connect and pull. */
 @ApiTags('Data Model')
@@ -20,6 +21,7 @@ export class ConnectionController {
   constructor(private readonly connection: ModelConnection) {}
 
   @Post('pull')
+  @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.SchemaUpdateDevBranches)
   @ApiOperation({ summary: 'Pull the latest for a branch from its remote and rebuild if changed' })
@@ -44,6 +46,7 @@ export class ConnectionController {
   }
 
   @Post('github/connect')
+  @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.SchemaUpdate)
   @ApiOperation({ summary: 'Connect a deployment to a GitHub repository and trigger a build' })

@@ -27,6 +27,7 @@ import { ApiErrors } from '../../core/http/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { refuseBody } from '../../core/http/no-body.js';
 import type { Page } from '../../core/http/pagination.js';
+import { Multipart } from '../../core/http/route-behaviour.js';
 import { StringField } from '../../core/http/validation.js';
 import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js';
 import {
@@ -54,6 +55,7 @@ import { ModelBuilds } from './model-builds.js';
 import { ModelFiles } from './model-files.service.js';
 import { ModelUploads } from './model-uploads.service.js';
 import { UploadPartInterceptor } from './upload-part.interceptor.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 /** The form fields of `POST .../upload/file` besides the file. */
 export class UploadFileFieldsDto {
@@ -99,6 +101,7 @@ export class DataModelController {
   }
 
   @Put('data-model/files')
+  @Audited()
   @RequireObjectAction(Action.SchemaUpdateDevBranches)
   @ApiOperation({
     summary: 'Write files on your dev branch',
@@ -118,6 +121,7 @@ export class DataModelController {
   }
 
   @Delete('data-model/files')
+  @Audited()
   @RequireObjectAction(Action.SchemaUpdateDevBranches)
   @ApiOperation({ summary: 'Remove files from your dev branch (pending until committed)' })
   @ApiOkResponse({ type: WriteResponseDto })
@@ -132,6 +136,7 @@ export class DataModelController {
   }
 
   @Post('data-model/files/rename')
+  @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.SchemaUpdateDevBranches)
   @ApiOperation({ summary: 'Rename files on your dev branch (pending until committed)' })
@@ -198,6 +203,7 @@ export class DataModelController {
   }
 
   @Post('data-model/upload/start')
+  @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.SchemaUpdateDevBranches)
   @ApiOperation({
@@ -226,8 +232,10 @@ export class DataModelController {
   }
 
   @Post('data-model/upload/file')
+  @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.SchemaUpdateDevBranches)
+  @Multipart()
   // The part is read under MODEL_MAX_FILE_BYTES as it arrives; past it the request is refused at once.
   @UseInterceptors(UploadPartInterceptor)
   @ApiConsumes('multipart/form-data')
@@ -270,6 +278,7 @@ export class DataModelController {
   }
 
   @Post('data-model/upload/finish')
+  @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.SchemaUpdateDevBranches)
   @ApiOperation({
@@ -301,6 +310,7 @@ export class DataModelController {
   }
 
   @Post('commit')
+  @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.SchemaUpdateDevBranches)
   @ApiOperation({

@@ -1,7 +1,6 @@
 import { Injectable, Module, type OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Database } from '../../core/database/database.js';
-import { acceptMultipartOn } from '../../core/http/input-guards.js';
 import { declareJobs } from '../../core/queue/job-definition.js';
 import { DeploymentLifecycle } from '../deployments/deployment-lifecycle.js';
 import { DeploymentsModule } from '../deployments/deployments.module.js';
@@ -51,7 +50,6 @@ class ModelLifecycle implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    acceptMultipartOn(/^\/build\/api\/v1\/deployments\/[^/]+\/data-model\/upload\/file\/?$/);
     this.lifecycle.register({
       created: async (d) => {
         await this.builds.queue(d.accountId, d.id, d.deployBranchName, null, 'creation');

@@ -9,6 +9,7 @@ import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js
 import { DevBranchDto, StartDevModeDto, WriteResponseDto } from './dto/data-model.dto.js';
 import { DATA_MODEL_ROUTES, OK } from './data-model.routes.js';
 import { ModelDevMode } from './model-dev-mode.service.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 /** Dev mode: your personal dev branch. */
 @ApiTags('Data Model')
@@ -18,6 +19,7 @@ export class DevModeController {
   constructor(private readonly devMode: ModelDevMode) {}
 
   @Post('dev-mode')
+  @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.SchemaUpdateDevBranches)
   @ApiOperation({
@@ -37,6 +39,7 @@ export class DevModeController {
   }
 
   @Delete('dev-mode')
+  @Audited()
   @RequireObjectAction(Action.SchemaRead)
   @ApiOperation({ summary: 'Leave dev mode (your dev branch and its pending changes are kept)' })
   @ApiOkResponse({ type: WriteResponseDto })

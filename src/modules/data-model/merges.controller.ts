@@ -9,6 +9,7 @@ import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js
 import { MergeDto, MergeResponseDto, MergeToDefaultDto } from './dto/data-model.dto.js';
 import { DATA_MODEL_ROUTES, MERGE_ERRORS } from './data-model.routes.js';
 import { ModelMerges } from './model-merges.service.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 /** Merges into the parent branch or the deploy branch. */
 @ApiTags('Data Model')
@@ -18,6 +19,7 @@ export class MergesController {
   constructor(private readonly merges: ModelMerges) {}
 
   @Post('merge')
+  @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.SchemaUpdateDevBranches)
   @ApiOperation({
@@ -35,6 +37,7 @@ export class MergesController {
   }
 
   @Post('merge-to-default')
+  @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.SchemaUpdate)
   @ApiOperation({ summary: 'Merge a branch straight into the deploy (default) branch' })

@@ -21,6 +21,7 @@ import { ApiBodyExamples, bodyExamples } from '../../core/http/api-body-examples
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { PageQueryDto, type Page } from '../../core/http/pagination.js';
+import { JsonBodyLimit } from '../../core/http/route-behaviour.js';
 import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js';
 import { DbtIntegrations } from './dbt-integrations.service.js';
 import { DbtSyncs } from './dbt-sync.service.js';
@@ -39,6 +40,7 @@ import {
   type DbtSyncLogEntryDto,
   type DbtSyncRunDto,
 } from './dto/dbt-sync.dto.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 const START_EXAMPLES = bodyExamples(StartDbtSyncDto, {
   tracked: { summary: 'Sync the integration’s branch', value: {} },
@@ -83,6 +85,7 @@ export class DbtIntegrationController {
   }
 
   @Put()
+  @Audited()
   @RequireObjectAction(Action.DeploymentUpdate)
   @ApiOperation({
     summary: 'Set the dbt integration of a deployment',
@@ -131,8 +134,11 @@ export class DbtSyncController {
   }
 
   @Post()
+  @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.SchemaUpdateDevBranches)
+  // The one route whose JSON body may be the size of a real dbt manifest.
+  @JsonBodyLimit((config) => config.dbtSync.manifestMaxBytes)
   @ApiOperation({
     summary: 'Start a dbt sync for a deployment',
     description:
@@ -249,6 +255,7 @@ export class DbtSyncController {
   }
 
   @Delete(':syncJobId')
+  @Audited()
   @RequireObjectAction(Action.SchemaUpdateDevBranches)
   @SYNC_ID_PARAM
   @ApiOperation({

@@ -1,7 +1,5 @@
-import { Module, type OnModuleInit } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AppConfig } from '../../core/config/app-config.js';
-import { acceptLargeJsonOn } from '../../core/http/input-guards.js';
 import { declareJobs } from '../../core/queue/job-definition.js';
 import { DataModelModule } from '../data-model/data-model.module.js';
 import { DeploymentsModule } from '../deployments/deployments.module.js';
@@ -13,9 +11,6 @@ import { DbtSyncs } from './dbt-sync.service.js';
 import { DbtIntegration } from './entities/dbt-integration.entity.js';
 import { DbtSyncFile } from './entities/dbt-sync-file.entity.js';
 import { DbtSync } from './entities/dbt-sync.entity.js';
-
-/** The start route, which alone takes a JSON body the size of a real dbt manifest. */
-export const START_ROUTE = /^\/api\/v1\/deployments\/[^/]+\/dbt-sync\/?$/;
 
 /**
  * dbt sync: a deployment's dbt repository (`.../dbt-integration`), and syncs that turn the dbt
@@ -32,10 +27,4 @@ export const START_ROUTE = /^\/api\/v1\/deployments\/[^/]+\/dbt-sync\/?$/;
   controllers: [DbtIntegrationController, DbtSyncController],
   providers: [DbtSyncRepository, DbtIntegrations, DbtSyncs, DbtSyncJob, declareJobs(DBT_SYNC_JOB)],
 })
-export class DbtSyncModule implements OnModuleInit {
-  constructor(private readonly config: AppConfig) {}
-
-  onModuleInit(): void {
-    acceptLargeJsonOn(START_ROUTE, this.config.dbtSync.manifestMaxBytes);
-  }
-}
+export class DbtSyncModule {}

@@ -29,6 +29,7 @@ import { RegionsService } from './regions.service.js';
 import { ReleasesService } from './releases.service.js';
 import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
 import { CREATE_DEPLOYMENT_EXAMPLES, UPDATE_DEPLOYMENT_EXAMPLES } from './deployment.examples.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 @ApiTags('Deployments')
 @Controller('api/v1/deployments')
@@ -97,6 +98,7 @@ export class DeploymentsController {
   }
 
   @Put(':deploymentId')
+  @Audited()
   @RequireObjectAction(Action.DeploymentUpdate)
   @ApiOperation({
     summary: 'Update a deployment',
@@ -117,6 +119,7 @@ export class DeploymentsController {
   }
 
   @Post(':deploymentId/creation-step/advance')
+  @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.DeploymentUpdate)
   @ApiOperation({
@@ -136,6 +139,7 @@ export class DeploymentsController {
   }
 
   @Post(':deploymentId/creation-step/reset')
+  @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.DeploymentUpdate)
   @ApiOperation({ summary: 'Reset the setup wizard to its first step (project)' })
@@ -151,6 +155,7 @@ export class DeploymentsController {
   }
 
   @Delete(':deploymentId')
+  @Audited()
   @RequireObjectAction(Action.DeploymentDelete)
   @ApiOperation({ summary: 'Delete a deployment and everything in it' })
   @ApiOkResponse({ type: DeploymentDeleteResponseDto })
@@ -170,6 +175,7 @@ export class DeploymentCreationController {
   constructor(private readonly deployments: DeploymentsService) {}
 
   @Post()
+  @Audited()
   @HttpCode(200)
   @RequireActions(Action.DeploymentCreate)
   @ApiOperation({ summary: 'Create a deployment with an empty starter project and queue its first build' })

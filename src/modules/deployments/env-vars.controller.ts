@@ -10,6 +10,7 @@ import { PageQueryDto } from '../../core/http/pagination.js';
 import { EnvVariablesListDto, SetEnvVariablesDto } from './dto/env-vars.dto.js';
 import { SET_ENV_VARIABLES_EXAMPLES } from './deployment.examples.js';
 import { EnvVarsService } from './env-vars.service.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 @ApiTags('Deployments')
 @Controller('api/v1/deployments/:deploymentId/env-vars')
@@ -35,6 +36,7 @@ export class EnvVarsController {
   }
 
   @Put()
+  @Audited()
   @RequireObjectAction(Action.SecretsManage)
   @ApiOperation({
     summary: 'Set environment variables of a deployment',

@@ -8,6 +8,7 @@ import { IdParam } from '../../core/http/id.pipe.js';
 import { EmbedAccessResponseDto, UpdateEmbedAccessDto } from './dto/embed-access.dto.js';
 import { EmbedAccessService } from './embed-access.service.js';
 import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 @ApiTags('Dashboard Embed Access')
 @Controller('api/v1/deployments/:deploymentId/workbooks/:workbookId/embed-access')
@@ -32,6 +33,7 @@ export class EmbedAccessController {
   }
 
   @Put()
+  @Audited()
   @RequireObjectAction(Action.WorkbookManage)
   @ApiOperation({
     summary: 'Update a dashboard’s embed access',

@@ -28,6 +28,7 @@ import { EmbedTenantsService } from './embed-tenants.service.js';
 import { EmbedUsersService } from './embed-users.service.js';
 import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
 import { PROVISION_EMBED_USER_EXAMPLES, PROVISION_EMBED_USERS_EXAMPLES } from './embedding.examples.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 const TENANT_PARAM = {
   name: 'embedTenantName',
@@ -57,6 +58,7 @@ export class EmbedTenantsController {
   }
 
   @Delete(':embedTenantName')
+  @Audited()
   @HttpCode(204)
   @ApiParam({ name: 'embedTenantName', description: 'Exactly as stored (lowercase); never lowercased here' })
   @ApiOperation({
@@ -91,6 +93,7 @@ export class EmbedTenantsController {
   }
 
   @Post(':embedTenantName/user')
+  @Audited()
   @HttpCode(200)
   @ApiParam(TENANT_PARAM)
   @ApiOperation({
@@ -121,6 +124,7 @@ export class EmbedTenantsController {
   }
 
   @Post(':embedTenantName/users')
+  @Audited()
   @HttpCode(200)
   @ApiParam(TENANT_PARAM)
   @ApiOperation({
@@ -154,6 +158,7 @@ export class EmbedTenantsController {
   }
 
   @Post(':embedTenantName/groups')
+  @Audited()
   @HttpCode(200)
   @ApiParam(TENANT_PARAM)
   @ApiOperation({
@@ -196,6 +201,7 @@ export class EmbedTenantsController {
   }
 
   @Patch(':embedTenantName/groups/:id')
+  @Audited()
   @ApiParam(TENANT_PARAM)
   @ApiOperation({ summary: 'Update an embed group', description: 'Only the description; empty clears it.' })
   @ApiOkResponse({ type: EmbedGroupDto })
@@ -217,6 +223,7 @@ export class EmbedTenantsController {
   }
 
   @Delete(':embedTenantName/groups/:id')
+  @Audited()
   @HttpCode(204)
   @ApiParam(TENANT_PARAM)
   @ApiOperation({ summary: 'Delete an embed group', description: 'Refused (400) while it has members.' })
@@ -257,6 +264,7 @@ export class EmbedTenantsController {
   }
 
   @Post(':embedTenantName/groups/:id/users')
+  @Audited()
   @HttpCode(200)
   @ApiParam(TENANT_PARAM)
   @ApiOperation({
@@ -285,6 +293,7 @@ export class EmbedTenantsController {
   }
 
   @Delete(':embedTenantName/groups/:id/users')
+  @Audited()
   @HttpCode(204)
   @ApiParam(TENANT_PARAM)
   @ApiOperation({

@@ -28,6 +28,7 @@ import {
   POST_TOKEN_EXAMPLES,
   REVOKE_SESSION_EXAMPLES,
 } from './embedding.examples.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 @ApiTags('Embed')
 @Controller('api/v1/embed')
@@ -38,6 +39,7 @@ export class EmbedController {
   ) {}
 
   @Post('generate-session')
+  @Audited()
   @HttpCode(200)
   @RequireActions(Action.All)
   @ApiOperation({
@@ -69,6 +71,7 @@ export class EmbedController {
   }
 
   @Post('session/token')
+  @Audited()
   @HttpCode(200)
   @Public()
   @ApiOperation({
@@ -85,6 +88,7 @@ export class EmbedController {
   }
 
   @Post('session/revoke')
+  @Audited()
   @HttpCode(204)
   @RequireActions(Action.All)
   @ApiOperation({
@@ -119,6 +123,7 @@ export class EmbedController {
   }
 
   @Patch('dashboard/:publicId')
+  @Audited()
   @RequireActions(Action.All)
   @ApiOperation({
     summary: 'Enable or disable signed embedding for a dashboard',

@@ -16,6 +16,7 @@ import {
   UpdateOAuthIntegrationDto,
 } from './dto/oauth-integration.dto.js';
 import { OAuthIntegrationsService } from './oauth-integrations.service.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 /** The account's OAuth client registrations. Anyone may read them; the secret is never returned. */
 @ApiTags('OAuth Integrations')
@@ -35,6 +36,7 @@ export class OAuthIntegrationsController {
   }
 
   @Post()
+  @Audited()
   @HttpCode(200)
   @RequireActions(Action.OAuthIntegrationsManage)
   @ApiOperation({
@@ -66,6 +68,7 @@ export class OAuthIntegrationsController {
   }
 
   @Put(':id')
+  @Audited()
   @RequireActions(Action.OAuthIntegrationsManage)
   @ApiOperation({
     summary: 'Update an OAuth integration',
@@ -89,6 +92,7 @@ export class OAuthIntegrationsController {
   }
 
   @Delete(':id')
+  @Audited()
   @RequireActions(Action.OAuthIntegrationsManage)
   @ApiOperation({
     summary: 'Delete an OAuth integration',

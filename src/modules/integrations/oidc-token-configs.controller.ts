@@ -17,6 +17,7 @@ import {
 } from './dto/oidc-token-config.dto.js';
 import { OIDC_CONFIG_RULE_ERRORS } from './integrations.errors.js';
 import { OidcTokenConfigsService } from './oidc-token-configs.service.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 /** Audiences of the account's workload-identity tokens. Admin only. */
 @ApiTags('OIDC Token Configs')
@@ -33,6 +34,7 @@ export class OidcTokenConfigsController {
   }
 
   @Post()
+  @Audited()
   @HttpCode(200)
   @ApiOperation({
     summary: 'Create an OIDC token config',
@@ -67,6 +69,7 @@ export class OidcTokenConfigsController {
   }
 
   @Put(':id')
+  @Audited()
   @ApiOperation({
     summary: 'Update an OIDC token config',
     description:
@@ -90,6 +93,7 @@ export class OidcTokenConfigsController {
   }
 
   @Delete(':id')
+  @Audited()
   @ApiOperation({ summary: 'Delete an OIDC token config' })
   @ApiSuccessResponse('Deleted')
   @ApiErrors('validation_failed', 'oidc_token_config_not_found')

@@ -23,6 +23,7 @@ import {
 } from './dto/user-oauth-token.dto.js';
 import { callbackParams, OAuthFlowService, STATE_TTL_SECONDS } from './oauth-flow.service.js';
 import { UserOAuthTokensService } from './user-oauth-tokens.service.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 /** The caller's own OAuth connections: never another user's, never the tokens themselves. */
 @ApiTags('User OAuth Tokens')
@@ -57,6 +58,7 @@ export class UserOAuthTokensController {
   }
 
   @Delete(':integrationId')
+  @Audited()
   @Authenticated()
   @ApiOperation({
     summary: 'Revoke my OAuth token for an integration',
@@ -75,6 +77,7 @@ export class UserOAuthTokensController {
   }
 
   @Post(':integrationId/initiate')
+  @Audited()
   @HttpCode(200)
   @RequireActions(Action.OAuthIntegrationsIssueTokens)
   @ApiOperation({

@@ -26,6 +26,7 @@ import {
 } from './dto/recipient.dto.js';
 import { NotificationRecipientsService } from './notification-recipients.service.js';
 import { NotificationsService } from './notifications.service.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 const ADMIN_ONLY = 'Admin only.';
 
@@ -58,6 +59,7 @@ export class NotificationsController {
   }
 
   @Post()
+  @Audited()
   @HttpCode(200)
   @ApiOperation({
     summary: 'Create a scheduled notification',
@@ -92,6 +94,7 @@ export class NotificationsController {
   }
 
   @Put(':id')
+  @Audited()
   @ApiOperation({
     summary: 'Update a scheduled notification',
     description:
@@ -111,6 +114,7 @@ export class NotificationsController {
   }
 
   @Delete(':id')
+  @Audited()
   @HttpCode(204)
   @ApiOperation({
     summary: 'Delete a scheduled notification',
@@ -140,6 +144,7 @@ export class NotificationsController {
   }
 
   @Post(':id/recipients')
+  @Audited()
   @HttpCode(200)
   @ApiOperation({
     summary: 'Add notification recipients',
@@ -172,6 +177,7 @@ export class NotificationsController {
   }
 
   @Delete(':id/recipients')
+  @Audited()
   @HttpCode(204)
   @ApiOperation({
     summary: 'Remove notification recipients',

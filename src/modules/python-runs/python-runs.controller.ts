@@ -5,6 +5,7 @@ import type { EmbedPrincipal } from '../../core/auth/embed-principal.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
 import { EmbedPythonFilteredRunInputDto, PythonAnalysisFilteredRunDto } from './dto/python-run.dto.js';
 import { PythonRunsService } from './python-runs.service.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 @ApiTags('Embed')
 @Controller('api/v1/embed')
@@ -12,6 +13,7 @@ export class PythonRunsController {
   constructor(private readonly runs: PythonRunsService) {}
 
   @Post('dashboard/:publicId/python-run')
+  @Audited()
   @HttpCode(200)
   @EmbedTokenRequired()
   @ApiOperation({

@@ -34,6 +34,7 @@ import {
   UPSERT_REPORT_EXAMPLES,
 } from './report.examples.js';
 import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 /** What connect, disconnect and refresh of a placement answer besides success. */
 const PLACEMENT_ERRORS = [
@@ -82,6 +83,7 @@ export class ReportsController {
   }
 
   @Post()
+  @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.ReportEdit)
   @ApiOperation({
@@ -113,6 +115,7 @@ export class ReportsController {
   }
 
   @Put('by-public-id/:publicId')
+  @Audited()
   @RequireObjectAction(Action.ReportEdit)
   @ApiOperation({
     summary: 'Create or update a report by its public id',
@@ -160,6 +163,7 @@ export class ReportsController {
   }
 
   @Put(':reportId')
+  @Audited()
   @RequireObjectAction(Action.ReportEdit)
   @ApiOperation({
     summary: 'Update a report',
@@ -189,6 +193,7 @@ export class ReportsController {
   }
 
   @Delete(':reportId')
+  @Audited()
   @RequireObjectAction(Action.ReportManage)
   @ApiOperation({ summary: 'Delete a report with its placements' })
   @ApiSuccessResponse('Deleted')
@@ -203,6 +208,7 @@ export class ReportsController {
   }
 
   @Put(':reportId/connect-workbook')
+  @Audited()
   @RequireObjectAction(Action.ReportRead)
   @ApiOperation({
     summary: 'Connect a report to a spot in the caller’s spreadsheet',
@@ -224,6 +230,7 @@ export class ReportsController {
   }
 
   @Delete(':reportId/connect-workbook')
+  @Audited()
   @RequireObjectAction(Action.ReportRead)
   @ApiOperation({
     summary: 'Disconnect a report from one spot in a spreadsheet',
@@ -247,6 +254,7 @@ export class ReportsController {
   }
 
   @Put(':reportId/refresh')
+  @Audited()
   @RequireObjectAction(Action.ReportRead)
   @ApiOperation({
     summary: 'Record a refresh of one placement',

@@ -27,6 +27,7 @@ import { ScimController, ScimErrors, ScimListQuery, ScimProjectionQuery } from '
 import { project, type Projection } from './scim-projection.js';
 import type { ScimResult } from './scim-users.service.js';
 import { GROUP_SCHEMA } from './scim.schema.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 const ID = { name: 'id', description: 'The group id' };
 const IF_MATCH = {
@@ -55,6 +56,7 @@ export class ScimGroupsController {
   }
 
   @Post('.search')
+  @Audited()
   @HttpCode(200)
   @ApiOperation({
     summary: 'Search SCIM groups',
@@ -72,6 +74,7 @@ export class ScimGroupsController {
   }
 
   @Post()
+  @Audited()
   @HttpCode(201)
   @ApiOperation({
     summary: 'Create a SCIM group',
@@ -122,6 +125,7 @@ export class ScimGroupsController {
   }
 
   @Put(':id')
+  @Audited()
   @ApiOperation({
     summary: 'Replace a SCIM group',
     description: 'Name, externalId and the whole membership.',
@@ -152,6 +156,7 @@ export class ScimGroupsController {
   }
 
   @Patch(':id')
+  @Audited()
   @ApiOperation({
     summary: 'Patch a SCIM group',
     description: 'Rename it, or add and remove members (`members[value eq "42"]`), all applied or none.',
@@ -182,6 +187,7 @@ export class ScimGroupsController {
   }
 
   @Delete(':id')
+  @Audited()
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a SCIM group', description: 'Its members stay; its roles and grants go.' })
   @ApiParam(ID)

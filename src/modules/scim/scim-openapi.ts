@@ -3,8 +3,9 @@ import { ApiConsumes, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestj
 import { ScimErrorDto } from './dto/scim.dto.js';
 import { ERROR_CODES, type ErrorCode } from '../../core/http/error-codes.js';
 import { errorBody } from '../../core/http/exception.filter.js';
-import { scimErrorBody } from './scim.errors.js';
+import { renderScimError, scimErrorBody } from './scim.errors.js';
 import { IgnoreUnknownQueryParams } from '../../core/http/query-params.guard.js';
+import { ErrorShape } from '../../core/http/route-behaviour.js';
 import { ScimContentTypeInterceptor, ScimDiscoveryFilterGuard } from './scim-http.js';
 
 const DESCRIPTIONS: Record<number, string> = {
@@ -53,9 +54,13 @@ export const ScimErrors = (...statuses: number[]) =>
     ),
   );
 
-/** A SCIM controller: tag, media types (`application/scim+json` and `application/json`). */
+/**
+ * A SCIM controller: tag, media types (`application/scim+json` and `application/json`), and
+ * errors in the SCIM error schema for every request under its path, whatever raises them.
+ */
 export const ScimController = () =>
   applyDecorators(
+    ErrorShape(renderScimError),
     ApiTags('SCIM'),
     ApiProduces('application/scim+json', 'application/json'),
     ApiConsumes('application/scim+json', 'application/json'),

@@ -28,6 +28,7 @@ import { ScimUsersService, type ScimResult } from './scim-users.service.js';
 import { USER_SCHEMA } from './scim.schema.js';
 import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
 import { CREATE_SCIM_USER_EXAMPLES } from './scim.examples.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 const ID = { name: 'id', description: 'The user id' };
 const IF_MATCH = {
@@ -56,6 +57,7 @@ export class ScimUsersController {
   }
 
   @Post('.search')
+  @Audited()
   @HttpCode(200)
   @ApiOperation({ summary: 'Search SCIM users', description: 'The list parameters in a SearchRequest body.' })
   @ApiBody({ type: ScimSearchRequestDto })
@@ -70,6 +72,7 @@ export class ScimUsersController {
   }
 
   @Post()
+  @Audited()
   @HttpCode(201)
   @ApiOperation({
     summary: 'Create a SCIM user',
@@ -109,6 +112,7 @@ export class ScimUsersController {
   }
 
   @Put(':id')
+  @Audited()
   @ApiOperation({
     summary: 'Replace a SCIM user',
     description: 'Every writable attribute; omitted ones are cleared, except `active`, which is kept.',
@@ -137,6 +141,7 @@ export class ScimUsersController {
   }
 
   @Patch(':id')
+  @Audited()
   @ApiOperation({
     summary: 'Patch a SCIM user',
     description: 'add, remove and replace operations, all applied or none; `active: false` deactivates.',
@@ -165,6 +170,7 @@ export class ScimUsersController {
   }
 
   @Delete(':id')
+  @Audited()
   @HttpCode(204)
   @ApiOperation({
     summary: 'Delete a SCIM user',

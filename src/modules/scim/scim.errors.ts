@@ -30,9 +30,6 @@ export interface ScimErrorBody {
   detail: string;
 }
 
-/** Every request under this path answers errors in the SCIM error schema. */
-export const SCIM_PATH = /^\/api\/scim\/v2(\/|$)/;
-
 /** The `scimType` values of RFC 7644 section 3.12; codes of that name travel as `scimType`. */
 const SCIM_TYPES: ReadonlySet<string> = new Set([
   'invalidFilter',
@@ -70,7 +67,7 @@ export function scimErrorBody(body: ErrorBody): ScimErrorBody {
 
 /**
  * Writes an error in the SCIM error schema (RFC 7644 section 3.12, `application/scim+json`),
- * where identity providers expect it: registered for {@link SCIM_PATH} by the SCIM module, so
+ * where identity providers expect it: declared by every SCIM controller (`@ErrorShape`), so
  * errors raised before routing (malformed JSON, 415, 429) and by the guard answer so too.
  */
 export function renderScimError(res: Response, body: ErrorBody): void {

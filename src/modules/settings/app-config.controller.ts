@@ -6,6 +6,7 @@ import type { Principal } from '../../core/auth/principal.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
 import { AppConfigDto, AppConfigInputDto } from './dto/app-config.dto.js';
 import { SettingsService } from './settings.service.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 /** The account's look and client-app switches. Every user reads it; admins change it. */
 @ApiTags('App Theme')
@@ -27,6 +28,7 @@ export class AppConfigController {
   }
 
   @Put()
+  @Audited()
   @RequireActions(Action.All)
   @ApiOperation({
     summary: 'Update app config',

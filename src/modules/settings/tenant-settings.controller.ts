@@ -6,6 +6,7 @@ import type { Principal } from '../../core/auth/principal.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
 import { TenantSettingsDto, TenantSettingsInputDto } from './dto/tenant-settings.dto.js';
 import { SettingsService } from './settings.service.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 /** Account-wide settings. Admin only. */
 @ApiTags('Tenant Settings')
@@ -25,6 +26,7 @@ export class TenantSettingsController {
   }
 
   @Put()
+  @Audited()
   @ApiOperation({
     summary: 'Update tenant settings',
     description:

@@ -7,6 +7,7 @@ import { coreError } from '../../core/http/api-error.js';
 import { ApiErrors } from '../../core/http/api-errors.decorator.js';
 import { UsageAnalyticsTokenDto } from './dto/usage-analytics-token.dto.js';
 import { UsageService } from './usage.service.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 @ApiTags('Usage Analytics')
 @Controller('api/v1/usage-analytics')
@@ -15,6 +16,7 @@ export class UsageController {
   constructor(private readonly usage: UsageService) {}
 
   @Post('token')
+  @Audited()
   @HttpCode(200)
   @ApiOperation({
     summary: 'Issue a usage-analytics token',

@@ -7,6 +7,7 @@ import { ApiErrors } from '../../core/http/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { UserAttributeValueDto, UserAttributeValueInputDto } from './dto/user-attribute-value.dto.js';
 import { UserAttributeValuesService } from './user-attribute-values.service.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 @ApiTags('User Attribute Values')
 @Controller('api/v1/user-attribute-values')
@@ -33,6 +34,7 @@ export class UserAttributeValuesController {
   }
 
   @Post()
+  @Audited()
   @HttpCode(200)
   @RequireActions(Action.All)
   @ApiOperation({

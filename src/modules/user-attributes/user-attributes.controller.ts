@@ -13,6 +13,7 @@ import {
   UserAttributeUpdateDto,
 } from './dto/user-attribute.dto.js';
 import { UserAttributesService } from './user-attributes.service.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 @ApiTags('User Attributes')
 @Controller('api/v1/user-attributes')
@@ -37,6 +38,7 @@ export class UserAttributesController {
   }
 
   @Post()
+  @Audited()
   @HttpCode(200)
   @RequireActions(Action.All)
   @ApiOperation({
@@ -55,6 +57,7 @@ export class UserAttributesController {
   }
 
   @Put(':id')
+  @Audited()
   @RequireActions(Action.All)
   @ApiOperation({
     summary: 'Update a user attribute',

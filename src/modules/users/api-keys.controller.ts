@@ -8,6 +8,7 @@ import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { API_KEY_CREATED_EXAMPLE, CREATE_API_KEY_EXAMPLES } from './users.examples.js';
 import { ApiKeyCreateDto, ApiKeyCreatedDto, ApiKeysListDto, ApiKeysQueryDto } from './dto/api-key.dto.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 @ApiTags('API Keys')
 @Controller('api/v1/api-keys')
@@ -27,6 +28,7 @@ export class ApiKeysController {
   }
 
   @Post()
+  @Audited()
   @HttpCode(200)
   @ApiOperation({ summary: 'Create an API key', description: 'The response carries the secret, once.' })
   @ApiBodyExamples(ApiKeyCreateDto, CREATE_API_KEY_EXAMPLES)
@@ -43,6 +45,7 @@ export class ApiKeysController {
   }
 
   @Delete(':id')
+  @Audited()
   @HttpCode(204)
   @ApiOperation({ summary: 'Revoke an API key', description: 'It stops working immediately.' })
   @ApiNoContentResponse()

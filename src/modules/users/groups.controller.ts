@@ -18,6 +18,7 @@ import { PoliciesInputDto, PoliciesResponseDto } from './dto/policy.dto.js';
 import { GroupsService } from './groups.service.js';
 import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
 import { CREATE_GROUP_EXAMPLES, POLICIES_EXAMPLES } from './users.examples.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 @ApiTags('Groups')
 @Controller('api/v1/groups')
@@ -40,6 +41,7 @@ export class GroupsController {
   }
 
   @Post()
+  @Audited()
   @HttpCode(200)
   @ApiOperation({ summary: 'Create an account-wide group', description: 'Names are unique in the account.' })
   @ApiOkResponse({ type: GroupDto })
@@ -58,6 +60,7 @@ export class GroupsController {
   }
 
   @Put(':id')
+  @Audited()
   @ApiOperation({
     summary: 'Rename a group or change its description',
     description: 'Omitted fields are left alone. Members, roles and grants stay.',
@@ -73,6 +76,7 @@ export class GroupsController {
   }
 
   @Delete(':id')
+  @Audited()
   @HttpCode(204)
   @ApiOperation({
     summary: 'Delete an account-wide group',
@@ -97,6 +101,7 @@ export class GroupsController {
   }
 
   @Put(':id/users/:userId')
+  @Audited()
   @HttpCode(204)
   @ApiOperation({ summary: 'Add a console user to a group', description: 'Idempotent.' })
   @ApiNoContentResponse()
@@ -110,6 +115,7 @@ export class GroupsController {
   }
 
   @Delete(':id/users/:userId')
+  @Audited()
   @HttpCode(204)
   @ApiOperation({ summary: 'Remove a console user from a group', description: 'Idempotent.' })
   @ApiNoContentResponse()
@@ -134,6 +140,7 @@ export class GroupsController {
   }
 
   @Put(':id/policies')
+  @Audited()
   @ApiOperation({ summary: "Replace a group's grants" })
   @ApiOkResponse({ type: PoliciesResponseDto })
   @ApiErrors('validation_failed', 'unknown_resource', 'unsupported_resource_type', 'group_not_found')

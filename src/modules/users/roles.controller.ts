@@ -9,6 +9,7 @@ import { RoleCreateDto, RoleDto, RolesListDto, RolesQueryDto, RoleUpdateDto } fr
 import { RolesService } from './roles.service.js';
 import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
 import { CREATE_ROLE_EXAMPLES, UPDATE_ROLE_EXAMPLES } from './users.examples.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 @ApiTags('Roles')
 @Controller('api/v1/roles')
@@ -25,6 +26,7 @@ export class RolesController {
   }
 
   @Post()
+  @Audited()
   @HttpCode(200)
   @ApiOperation({ summary: 'Create a custom role' })
   @ApiOkResponse({ type: RoleDto })
@@ -49,6 +51,7 @@ export class RolesController {
   }
 
   @Put(':roleId')
+  @Audited()
   @ApiOperation({
     summary: 'Update a custom role',
     description: 'Sent policies replace the role’s policies.',
@@ -72,6 +75,7 @@ export class RolesController {
   }
 
   @Delete(':roleId')
+  @Audited()
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a custom role' })
   @ApiNoContentResponse()
@@ -81,6 +85,7 @@ export class RolesController {
   }
 
   @Put(':roleId/users/:userId')
+  @Audited()
   @HttpCode(204)
   @ApiOperation({ summary: 'Assign a role to a user', description: 'Idempotent.' })
   @ApiNoContentResponse()
@@ -94,6 +99,7 @@ export class RolesController {
   }
 
   @Delete(':roleId/users/:userId')
+  @Audited()
   @HttpCode(204)
   @ApiOperation({ summary: 'Remove a role from a user', description: 'Idempotent.' })
   @ApiNoContentResponse()
@@ -107,6 +113,7 @@ export class RolesController {
   }
 
   @Put(':roleId/groups/:groupId')
+  @Audited()
   @HttpCode(204)
   @ApiOperation({
     summary: 'Assign a role to a group',
@@ -123,6 +130,7 @@ export class RolesController {
   }
 
   @Delete(':roleId/groups/:groupId')
+  @Audited()
   @HttpCode(204)
   @ApiOperation({ summary: 'Remove a role from a group', description: 'Idempotent.' })
   @ApiNoContentResponse()

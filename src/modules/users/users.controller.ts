@@ -24,6 +24,7 @@ import {
 import { UsersService } from './users.service.js';
 import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
 import { CREATE_USER_EXAMPLES, POLICIES_EXAMPLES, UPDATE_USER_EXAMPLES } from './users.examples.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 @ApiTags('Users')
 @Controller('api/v1/users')
@@ -51,6 +52,7 @@ export class UsersController {
   }
 
   @Patch('me/settings')
+  @Audited()
   @Authenticated()
   @ApiOperation({
     summary: 'Update my settings',
@@ -65,6 +67,7 @@ export class UsersController {
   }
 
   @Post('bulk')
+  @Audited()
   @HttpCode(200)
   @RequireActions(Action.All)
   @ApiOperation({
@@ -86,6 +89,7 @@ export class UsersController {
   }
 
   @Post()
+  @Audited()
   @HttpCode(200)
   @RequireActions(Action.All)
   @ApiOperation({ summary: 'Create a console user' })
@@ -106,6 +110,7 @@ export class UsersController {
   }
 
   @Put(':id')
+  @Audited()
   @RequireActions(Action.All)
   @ApiOperation({
     summary: 'Update a console user',
@@ -129,6 +134,7 @@ export class UsersController {
   }
 
   @Delete(':id')
+  @Audited()
   @RequireActions(Action.All)
   @ApiOperation({ summary: 'Delete a console user' })
   @ApiSuccessResponse('Deleted')
@@ -154,6 +160,7 @@ export class UsersController {
   }
 
   @Put(':id/policies')
+  @Audited()
   @RequireActions(Action.All)
   @ApiOperation({ summary: "Replace a user's direct grants" })
   @ApiOkResponse({ type: PoliciesResponseDto })

@@ -22,6 +22,7 @@ import { FoldersService } from './folders.service.js';
 import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
 import { CREATE_FOLDER_EXAMPLES, UPDATE_FOLDER_EXAMPLES } from './workspace.examples.js';
 import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 @ApiTags('Folders')
 @Controller('api/v1/deployments/:deploymentId')
@@ -48,6 +49,7 @@ export class FoldersController {
   }
 
   @Post('folders')
+  @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.FolderEdit)
   @ApiOperation({
@@ -69,6 +71,7 @@ export class FoldersController {
   }
 
   @Put('folders/:folderId')
+  @Audited()
   @RequireObjectAction(Action.FolderEdit)
   @ApiOperation({
     summary: 'Rename or reorder a folder',
@@ -94,6 +97,7 @@ export class FoldersController {
   }
 
   @Delete('folders/:folderId')
+  @Audited()
   @RequireObjectAction(Action.FolderManage)
   @ApiOperation({
     summary: 'Delete an empty folder',

@@ -35,6 +35,7 @@ import {
   UPSERT_WORKBOOK_EXAMPLES,
 } from './workspace.examples.js';
 import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 @ApiTags('Workbooks')
 @Controller('api/v1/deployments/:deploymentId')
@@ -63,6 +64,7 @@ export class WorkbooksController {
   }
 
   @Post('workbooks')
+  @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.WorkbookEdit)
   @ApiOperation({
@@ -89,6 +91,7 @@ export class WorkbooksController {
   }
 
   @Put('workbooks/by-slug/:slug')
+  @Audited()
   @RequireObjectAction(Action.WorkbookEdit)
   @ApiOperation({
     summary: 'Create or update a workbook by slug',
@@ -132,6 +135,7 @@ export class WorkbooksController {
   }
 
   @Put('workbooks/:workbookId')
+  @Audited()
   @RequireObjectAction(Action.WorkbookEdit)
   @ApiOperation({
     summary: 'Update a workbook',
@@ -160,6 +164,7 @@ export class WorkbooksController {
   }
 
   @Delete('workbooks/:workbookId')
+  @Audited()
   @RequireObjectAction(Action.WorkbookManage)
   @ApiOperation({
     summary: 'Delete a workbook',
@@ -177,6 +182,7 @@ export class WorkbooksController {
   }
 
   @Post('workbooks/:workbookId/duplicate')
+  @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.WorkbookRead)
   @ApiOperation({
@@ -202,6 +208,7 @@ export class WorkbooksController {
   }
 
   @Put('workbooks/:workbookId/dashboard')
+  @Audited()
   @RequireObjectAction(Action.WorkbookEdit)
   @ApiOperation({
     summary: 'Save the draft dashboard of a workbook',
@@ -220,6 +227,7 @@ export class WorkbooksController {
   }
 
   @Post('workbooks/:workbookId/publish')
+  @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.WorkbookEdit)
   @ApiOperation({

@@ -16,6 +16,7 @@ import {
 } from './dto/workspace.dto.js';
 import { WorkspaceService } from './workspace.service.js';
 import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js';
+import { Audited } from '../../core/audit/audited.decorator.js';
 
 const MOVE_RULES =
   'Folder: FolderManage on it and FolderEdit on the destination; moving it into itself or a sub-folder, ' +
@@ -53,6 +54,7 @@ export class WorkspaceController {
   }
 
   @Post('move')
+  @Audited()
   @HttpCode(200)
   @ApiOperation({ summary: 'Move a folder, workbook or report', description: MOVE_RULES })
   @ApiOkResponse({ type: WorkspaceItemDto, description: 'The moved item' })
@@ -74,6 +76,7 @@ export class WorkspaceController {
   }
 
   @Post('bulk-move')
+  @Audited()
   @HttpCode(200)
   @ApiOperation({
     summary: 'Move up to 100 items into one folder',
@@ -93,6 +96,7 @@ export class WorkspaceController {
   }
 
   @Post('bulk-delete')
+  @Audited()
   @HttpCode(200)
   @ApiOperation({
     summary: 'Delete up to 100 items',
