@@ -20,6 +20,7 @@ import { UploadBounds1764800000200 } from './1764800000200-UploadBounds.js';
 import { JobAccounts1764800000300 } from './1764800000300-JobAccounts.js';
 import { JobConsumers1764900000100 } from './1764900000100-JobConsumers.js';
 import { Installation1764900000500 } from './1764900000500-Installation.js';
+import { DbtSyncReadManifests1765000000000 } from './1765000000000-DbtSyncReadManifests.js';
 
 /** Every migration, in order. Listed explicitly: ESM builds cannot rely on globbing. */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   JobAccounts1764800000300,
   JobConsumers1764900000100,
   Installation1764900000500,
+  DbtSyncReadManifests1765000000000,
 ];

@@ -9,10 +9,17 @@ import {
 import { cubeString, yamlString } from '../../src/modules/dbt-sync/converter/cube-yaml.js';
 import {
   generateCubeFiles,
+  generateFromManifest,
   toCubeName,
   type GeneratedModel,
 } from '../../src/modules/dbt-sync/converter/generate.js';
-import { ManifestError, readManifest, type DbtModel } from '../../src/modules/dbt-sync/converter/manifest.js';
+import {
+  ManifestError,
+  manifestFromJson,
+  manifestToJson,
+  readManifest,
+  type DbtModel,
+} from '../../src/modules/dbt-sync/converter/manifest.js';
 import {
   column,
   columns,
@@ -872,5 +879,19 @@ describe('a 500-model manifest', () => {
       'number',
       ...Array(3).fill(['string', 'number', 'time', 'boolean']).flat(),
     ]);
+  });
+});
+
+describe('a manifest stored as read', () => {
+  it('comes back from its JSON as it was read, key tests as sets, and converts the same', () => {
+    for (const name of ['cube_dbt/manifest.json', 'dbt-core/v12/manifest.json']) {
+      const read = readManifest(dbtFixture(name));
+      const back = manifestFromJson(manifestToJson(read));
+      expect(back).toEqual(read);
+      const tested = back.models.flatMap((m) => m.columns).filter((c) => c.tests.size > 0);
+      for (const column of tested) expect(column.tests).toBeInstanceOf(Set);
+      expect(generateFromManifest(back)).toEqual(generateFromManifest(read));
+      expect(tested.length).toBeGreaterThan(0);
+    }
   });
 });

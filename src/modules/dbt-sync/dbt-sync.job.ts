@@ -10,7 +10,7 @@ import { JobCancelled, JobFailure, RunLost, type JobContext } from '../../core/q
 import { defineJob, JobHandler } from '../../core/queue/job-definition.js';
 import { ImportRefused, ModelImports } from '../data-model/model-imports.js';
 import { generateFromManifest, type GeneratedModel } from './converter/generate.js';
-import { ManifestError, readManifest, type DbtManifest } from './converter/manifest.js';
+import { ManifestError, manifestFromJson, readManifest, type DbtManifest } from './converter/manifest.js';
 import { DbtSourceError, fetchManifest, manifestPath } from './dbt-git.js';
 import { DbtIntegrations } from './dbt-integrations.service.js';
 import { PHASES, type SyncPhase } from './dbt-sync.rules.js';
@@ -87,6 +87,13 @@ class PhaseClock {
   }
 }
 
+/** A manifest's bytes as read from their source; `read`: stored as read already (`manifestToJson`). */
+interface ManifestSource {
+  bytes: Buffer;
+  what: string;
+  read?: boolean;
+}
+
 /** Parses a manifest's JSON text; a syntax error fails the run (it will not parse better later). */
 function parseJson(bytes: Buffer, what: string, ctx: JobContext): unknown {
   try {
@@ -123,11 +130,9 @@ export class DbtSyncJob {
     if (!sync || sync.done) return;
     const clock = new PhaseClock();
     try {
-      const { bytes, what } =
+      const source =
         sync.source === 'git' ? await this.clone(sync, ctx, clock) : await this.load(sync, ctx, clock);
-      const manifest = await this.step(sync, ctx, clock, 'manifest-parse', () =>
-        this.parse(bytes, what, ctx),
-      );
+      const manifest = await this.step(sync, ctx, clock, 'manifest-parse', () => this.parse(source, ctx));
       const generated = await this.step(sync, ctx, clock, 'cube-generate', () =>
         this.generate(manifest, ctx),
       );
@@ -187,11 +192,7 @@ export class DbtSyncJob {
     return result;
   }
 
-  private async clone(
-    sync: SyncWorkRow,
-    ctx: JobContext,
-    clock: PhaseClock,
-  ): Promise<{ bytes: Buffer; what: string }> {
+  private async clone(sync: SyncWorkRow, ctx: JobContext, clock: PhaseClock): Promise<ManifestSource> {
     return this.step(sync, ctx, clock, 'repo-clone', async () => {
       const url = sync.repositoryUrl!;
       const ref = sync.gitRef!;
@@ -248,29 +249,34 @@ export class DbtSyncJob {
     }
   }
 
-  private load(
-    sync: SyncWorkRow,
-    ctx: JobContext,
-    clock: PhaseClock,
-  ): Promise<{ bytes: Buffer; what: string }> {
+  private load(sync: SyncWorkRow, ctx: JobContext, clock: PhaseClock): Promise<ManifestSource> {
     return this.step(sync, ctx, clock, 'manifest-load', async () => {
       const stored = await this.repository.manifest(sync.id);
       if (!stored) ctx.fail('The posted manifest is no longer stored; post it again in a new sync');
-      const bytes = await gunzipAsync(stored);
+      const bytes = await gunzipAsync(stored.gz);
       await ctx.log(`Loaded the posted manifest: ${bytes.length} bytes`);
-      return { bytes, what: 'The posted manifest' };
+      return { bytes, what: 'The posted manifest', read: stored.read };
     });
   }
 
-  private parse(bytes: Buffer, what: string, ctx: JobContext): Promise<DbtManifest> {
-    const json = parseJson(bytes, what, ctx);
+  /**
+   * The manifest, read: from the repository's JSON; a posted one was read when the sync started
+   * and is taken as stored (one stored before that form existed is read here).
+   */
+  private parse(source: ManifestSource, ctx: JobContext): Promise<DbtManifest> {
+    const { bytes, what } = source;
     let manifest: DbtManifest;
-    try {
-      manifest = readManifest(json);
-    } catch (err) {
-      if (err instanceof ManifestError)
-        ctx.fail(`${what} is not a dbt manifest this service reads: ${err.message}`);
-      throw err;
+    if (source.read) {
+      manifest = manifestFromJson(bytes.toString('utf8'));
+    } else {
+      const json = parseJson(bytes, what, ctx);
+      try {
+        manifest = readManifest(json);
+      } catch (err) {
+        if (err instanceof ManifestError)
+          ctx.fail(`${what} is not a dbt manifest this service reads: ${err.message}`);
+        throw err;
+      }
     }
     return ctx
       .log(

@@ -30,6 +30,7 @@ export interface NewSyncRow {
   projectRoot: string | null;
   baseBranch: string;
   branchName: string;
+  /** A posted manifest as read at start (`manifestToJson`), gzipped. */
   manifestGz: Buffer | null;
 }
 
@@ -120,10 +121,10 @@ export class DbtSyncRepository {
   async insert(row: NewSyncRow): Promise<void> {
     await this.db.query(
       `INSERT INTO dbt_syncs (id, account_id, deployment_id, run_id, user_id, author_email, trigger, source, output,
-         git_ref, repository_url, project_root, base_branch, branch_name, manifest_gz)
+         git_ref, repository_url, project_root, base_branch, branch_name, manifest_gz, manifest_read)
        VALUES (:id, :accountId, :deploymentId, :runId, :userId, :authorEmail, :trigger, :source, :output,
-         :gitRef, :repositoryUrl, :projectRoot, :baseBranch, :branchName, :manifestGz)`,
-      { ...row },
+         :gitRef, :repositoryUrl, :projectRoot, :baseBranch, :branchName, :manifestGz, :manifestRead)`,
+      { ...row, manifestRead: row.manifestGz !== null },
     );
   }
 
@@ -147,12 +148,13 @@ export class DbtSyncRepository {
     );
   }
 
-  async manifest(id: string): Promise<Buffer | null> {
-    const row = await this.db.one<{ manifestGz: Buffer | null }>(
-      `SELECT manifest_gz AS "manifestGz" FROM dbt_syncs WHERE id = :id`,
+  /** The posted manifest, gzipped, and whether it is stored as read at start; null once dropped. */
+  async manifest(id: string): Promise<{ gz: Buffer; read: boolean } | null> {
+    const row = await this.db.one<{ gz: Buffer | null; read: boolean }>(
+      `SELECT manifest_gz AS gz, manifest_read AS read FROM dbt_syncs WHERE id = :id`,
       { id },
     );
-    return row?.manifestGz ?? null;
+    return row?.gz ? { gz: row.gz, read: row.read } : null;
   }
 
   view(deploymentId: number, id: string): Promise<SyncViewRow | undefined> {

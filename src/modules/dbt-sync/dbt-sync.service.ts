@@ -19,7 +19,7 @@ import { JobQueue } from '../../core/queue/job-queue.service.js';
 import { JobRuns } from '../../core/queue/job-runs.service.js';
 import { ModelImports } from '../data-model/model-imports.js';
 import { deploymentOwner } from '../deployments/deployments.service.js';
-import { ManifestError, readManifest } from './converter/manifest.js';
+import { ManifestError, manifestToJson, readManifest, type DbtManifest } from './converter/manifest.js';
 import { isValidRefName } from './dbt-git.js';
 import { DbtIntegrations } from './dbt-integrations.service.js';
 import { DBT_SYNC_JOB } from './dbt-sync.job.js';
@@ -119,13 +119,15 @@ export class DbtSyncs {
       if (manifest === undefined || manifest === null) {
         throw dbtSyncError('invalid_manifest', 'manifest is required when source is manifest');
       }
+      let read: DbtManifest;
       try {
-        readManifest(manifest);
+        read = readManifest(manifest);
       } catch (err) {
         if (err instanceof ManifestError) throw dbtSyncError('invalid_manifest', `manifest: ${err.message}`);
         throw err;
       }
-      manifestGz = await gzipAsync(JSON.stringify(manifest));
+      // Stored as read: the job takes it from here instead of reading the posted JSON again.
+      manifestGz = await gzipAsync(manifestToJson(read));
     }
 
     // The new branch starts from the deploy branch (404 when it has no commit yet).

@@ -371,3 +371,22 @@ export function readManifest(input: unknown): DbtManifest {
     stats: { models: modelCount, sources: Object.keys(sources).length, macros: Object.keys(macros).length },
   };
 }
+
+/** A read manifest as JSON text: what a posted manifest is stored as until its sync runs. */
+export function manifestToJson(manifest: DbtManifest): string {
+  return JSON.stringify(manifest, (_key, value: unknown) =>
+    value instanceof Set ? [...(value as Set<unknown>)] : value,
+  );
+}
+
+/**
+ * A manifest {@link manifestToJson} wrote, back as it was read. The text is this service's own
+ * (checked by {@link readManifest} before it was stored), so it is not checked again.
+ */
+export function manifestFromJson(text: string): DbtManifest {
+  const manifest = JSON.parse(text) as DbtManifest;
+  for (const model of manifest.models) {
+    for (const column of model.columns) column.tests = new Set(column.tests);
+  }
+  return manifest;
+}

@@ -89,6 +89,12 @@ export class DbtSync {
   /** A posted manifest (gzip of its JSON) until the run ends. */
   @Column({ type: 'bytea', nullable: true }) manifestGz: Buffer | null;
 
+  /**
+   * Whether `manifestGz` holds the manifest as read when the sync started (`manifestToJson`), not
+   * the posted JSON (rows stored before that form existed).
+   */
+  @Column({ type: 'boolean', default: false }) manifestRead: boolean;
+
   @Column({ type: 'jsonb', nullable: true }) stats: SyncStatsRecord | null;
 
   /** Per-phase timings of the attempt that ended the run; written when it ends. */
