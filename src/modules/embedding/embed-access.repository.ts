@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '../../core/database/database.js';
 import type { DashboardDto } from '../workspace/dto/dashboard.dto.js';
+import { reportSnapshotsJsonSql } from '../reports/reports.fragments.js';
 import { dashboardAllowEmbedSql, publishedDashboardSql } from '../workspace/workspace.fragments.js';
 
 /** A published dashboard as an embed user reaches it, with who it is shared with. */
@@ -82,11 +83,15 @@ export class EmbedAccessRepository {
            AS "sharedWithAll",
          EXISTS (SELECT 1 FROM workbook_embed_access a WHERE a.workbook_id = d.workbook_id AND a.tenant_id = :tenantId)
            AS "sharedWithTenant"
-       FROM ${publishedDashboardSql('d', {
-         publicId: ':publicId',
-         accountId: ':accountId',
-         deploymentId: ':deploymentId',
-       })}`,
+       FROM ${publishedDashboardSql(
+         'd',
+         {
+           publicId: ':publicId',
+           accountId: ':accountId',
+           deploymentId: ':deploymentId',
+         },
+         reportSnapshotsJsonSql,
+       )}`,
       { ...at },
     );
   }

@@ -3,6 +3,7 @@ import { Database } from '../../core/database/database.js';
 import { isoSql } from '../../core/database/sql.js';
 import { deploymentInAccountSql } from '../deployments/deployments.fragments.js';
 import { userJoin } from '../users/users.fragments.js';
+import { reportSnapshotsJsonSql } from '../reports/reports.fragments.js';
 import { publishedDashboardSql } from '../workspace/workspace.fragments.js';
 import type { ScheduleFields } from './notification-schedule.js';
 
@@ -116,11 +117,15 @@ export class NotificationsRepository {
          x.dashboard->>'title' AS title, x.dashboard->'config' AS config,
          ARRAY(SELECT (s->>'reportId')::int FROM json_array_elements(COALESCE(x.dashboard->'reportSnapshots', '[]'::json)) s)
            AS "snapshotReportIds"
-       FROM ${publishedDashboardSql('x', {
-         ...(byId ? { id: ':dashboardId' } : { publicId: ':publicId' }),
-         accountId: ':accountId',
-         deploymentId: ':deploymentId',
-       })}`,
+       FROM ${publishedDashboardSql(
+         'x',
+         {
+           ...(byId ? { id: ':dashboardId' } : { publicId: ':publicId' }),
+           accountId: ':accountId',
+           deploymentId: ':deploymentId',
+         },
+         reportSnapshotsJsonSql,
+       )}`,
       byId
         ? { accountId, deploymentId, dashboardId: by.id }
         : { accountId, deploymentId, publicId: by.publicId },

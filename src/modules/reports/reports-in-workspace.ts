@@ -13,6 +13,8 @@ import {
 } from '../workspace/workspace-content.js';
 import { folderChainSql, folderJoin, folderPathSql } from '../workspace/workspace.fragments.js';
 import { randomReportPublicId } from './report.mapper.js';
+import { ReportSnapshotsRepository } from './report-snapshots.repository.js';
+import { reportSnapshotsJsonSql } from './reports.fragments.js';
 import { ReportsRepository } from './reports.repository.js';
 import { ReportsService } from './reports.service.js';
 
@@ -29,10 +31,17 @@ export class ReportsInWorkspace implements WorkspaceContentKind, OnModuleInit {
     private readonly reports: ReportsService,
     private readonly repository: ReportsRepository,
     private readonly access: AccessService,
+    private readonly snapshots: ReportSnapshotsRepository,
   ) {}
 
   onModuleInit(): void {
     this.workspace.register('REPORT', this);
+    // A published dashboard's `reportSnapshots`: the reports of its workbook as its publish took them.
+    this.workspace.registerSnapshots({
+      jsonSql: reportSnapshotsJsonSql,
+      replace: (at) => this.snapshots.replace(at),
+      copy: (fromId, toId, ids) => this.snapshots.copy(fromId, toId, ids),
+    });
   }
 
   readonly feed: FeedSource = {
@@ -77,12 +86,6 @@ export class ReportsInWorkspace implements WorkspaceContentKind, OnModuleInit {
 
   remove(actor: Principal, deploymentId: number, id: number): Promise<void> {
     return this.reports.remove(actor, deploymentId, id);
-  }
-
-  /** The reports of the workbook, as a publish of its dashboard snapshots them. */
-  snapshotSql(workbookId: string): string {
-    return `SELECT r.id, r.version, r.name, r.title, r.description, r.sql_query, r.json_query, r.python_code, r.meta
-      FROM reports r WHERE r.workbook_id = ${workbookId} ORDER BY r.id`;
   }
 
   /** The reports go with the workbook by foreign key; the grants on them go here. */

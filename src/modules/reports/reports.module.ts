@@ -6,6 +6,7 @@ import { DeploymentsModule } from '../deployments/deployments.module.js';
 import { WorkspaceModule } from '../workspace/workspace.module.js';
 import { ReportCount } from './entities/report-count.entity.js';
 import { ReportPlacement } from './entities/report-placement.entity.js';
+import { ReportSnapshot } from './entities/report-snapshot.entity.js';
 import { ReportView } from './entities/report-view.entity.js';
 import { Report } from './entities/report.entity.js';
 import { PlacementsRepository } from './placements.repository.js';
@@ -14,6 +15,7 @@ import { ReportListService } from './report-list.service.js';
 import { ReportViews } from './report-views.js';
 import { ReportsInWorkspace } from './reports-in-workspace.js';
 import { ReportsController } from './reports.controller.js';
+import { ReportSnapshotsRepository } from './report-snapshots.repository.js';
 import { ReportsRepository } from './reports.repository.js';
 import { ReportsService } from './reports.service.js';
 
@@ -26,12 +28,13 @@ import { ReportsService } from './reports.service.js';
   imports: [
     DeploymentsModule,
     WorkspaceModule,
-    TypeOrmModule.forFeature([Report, ReportPlacement, ReportView, ReportCount]),
+    TypeOrmModule.forFeature([Report, ReportPlacement, ReportView, ReportCount, ReportSnapshot]),
   ],
   controllers: [ReportsController],
   providers: [
     { provide: OwnedContent, useClass: ReportsOwnedContent },
     ReportsRepository,
+    ReportSnapshotsRepository,
     PlacementsRepository,
     ReportsService,
     ReportListService,

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '../../core/database/database.js';
 import type { DashboardDto, WorkbookDashboardDto } from './dto/dashboard.dto.js';
-import { DASHBOARD_JSON, jsonParam, type Json } from './workbooks.repository.js';
+import { jsonParam, type Json } from './workbooks.repository.js';
+import { WorkspaceContent } from './workspace-content.js';
+import { dashboardJsonSql } from './workspace.fragments.js';
 
 /** What a new published dashboard is made of. */
 export interface NewDashboard {
@@ -21,7 +23,10 @@ export interface NewDashboard {
  */
 @Injectable()
 export class DashboardsRepository {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly content: WorkspaceContent,
+  ) {}
 
   /** Sets the "allow signed embedding" flag of the workbook's dashboard; false when it has none. */
   async setAllowEmbed(workbookId: number, allowEmbed: boolean): Promise<boolean> {
@@ -119,48 +124,10 @@ export class DashboardsRepository {
     return row!.id;
   }
 
-  /**
-   * Replaces the report snapshots of the dashboard with the rows of `sources`: SELECTs over
-   * `:workbookId` as `WorkspaceContentKind.snapshotSql` writes them (none: the dashboard keeps none).
-   */
-  async replaceSnapshots(
-    at: { accountId: number; dashboardId: number; workbookId: number },
-    sources: string[],
-  ): Promise<void> {
-    await this.db.query(`DELETE FROM report_snapshots WHERE dashboard_id = :dashboardId`, {
-      dashboardId: at.dashboardId,
-    });
-    if (sources.length === 0) return;
-    await this.db.query(
-      `INSERT INTO report_snapshots (account_id, dashboard_id, report_id, version_number, name, title,
-         description, sql_query, json_query, python_code, meta)
-       SELECT :accountId, :dashboardId, s.* FROM (${sources.map((q) => `(${q})`).join(' UNION ALL ')}) s`,
-      { ...at },
-    );
-  }
-
-  /**
-   * Copies the report snapshots of dashboard `fromId` to dashboard `toId` (a copied workbook's),
-   * each re-pointed at the copy of its report (`reportIds`: original id to copy's id); snapshots of
-   * reports without a copy are left out.
-   */
-  async copySnapshots(fromId: number, toId: number, reportIds: Map<number, number>): Promise<void> {
-    if (reportIds.size === 0) return;
-    await this.db.query(
-      `INSERT INTO report_snapshots (account_id, dashboard_id, report_id, version_number, name, title,
-         description, sql_query, json_query, python_code, meta)
-       SELECT s.account_id, :toId, m.new_id, s.version_number, s.name, s.title, s.description, s.sql_query,
-         s.json_query, s.python_code, s.meta
-       FROM report_snapshots s JOIN unnest(:oldIds::int[], :newIds::int[]) AS m(old_id, new_id) ON m.old_id = s.report_id
-       WHERE s.dashboard_id = :fromId ORDER BY s.id`,
-      { fromId, toId, oldIds: [...reportIds.keys()], newIds: [...reportIds.values()] },
-    );
-  }
-
   /** The Dashboard shape of one published dashboard. */
   async get(dashboardId: number): Promise<DashboardDto> {
     const row = await this.db.one<{ dashboard: DashboardDto }>(
-      `SELECT ${DASHBOARD_JSON} AS dashboard FROM dashboards d WHERE d.id = :dashboardId`,
+      `SELECT ${dashboardJsonSql('d', this.content.snapshots().jsonSql)} AS dashboard FROM dashboards d WHERE d.id = :dashboardId`,
       { dashboardId },
     );
     return row!.dashboard;

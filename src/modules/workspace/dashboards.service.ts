@@ -111,11 +111,7 @@ export class DashboardsService {
         });
       }
       // The reports of the workbook as they are now: what this version shows and runs.
-      const sources = this.content.all().flatMap((kind) => kind.snapshotSql?.(':workbookId') ?? []);
-      await this.dashboards.replaceSnapshots(
-        { accountId: actor.accountId, dashboardId: id, workbookId },
-        sources,
-      );
+      await this.content.snapshots().replace({ accountId: actor.accountId, dashboardId: id, workbookId });
       return id;
     });
     return this.dashboards.get(dashboardId);

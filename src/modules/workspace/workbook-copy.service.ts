@@ -103,7 +103,7 @@ export class WorkbookCopyService {
         userId: actor.userId,
       });
       // The copy shows what the source's dashboard showed, re-pointed at the copied reports.
-      await this.dashboards.copySnapshots(dashboard.id, copy, ids);
+      await this.content.snapshots().copy(dashboard.id, copy, ids);
     }
     return copyId;
   }

@@ -5,19 +5,22 @@ import { isoSql } from '../../core/database/sql.js';
 import { deploymentInAccountSql } from '../deployments/deployments.fragments.js';
 import { resourceOwnerSql, userJoin } from '../users/users.fragments.js';
 import type { WorkbookDto } from './dto/workbook.dto.js';
+import { WorkspaceContent } from './workspace-content.js';
 import { dashboardJsonSql, folderJoin, folderPathSql } from './workspace.fragments.js';
 
 export type Json = Record<string, unknown>;
 
-/** A published dashboard as JSON, from the `dashboards` row joined as `d` (NULL without one). */
-export const DASHBOARD_JSON = dashboardJsonSql('d');
-
-/** Every field of the Workbook shape, from one row of {@link WORKBOOK_FROM}. */
-const WORKBOOK_COLUMNS = `w.id, w.name, w.slug, w.meta, w.calculated_fields AS "calculatedFields",
+/**
+ * Every field of the Workbook shape, from one row of `WORKBOOK_FROM`; `dashboard` is the
+ * published dashboard's JSON from the row joined as `d`.
+ */
+const workbookColumns = (
+  dashboard: string,
+) => `w.id, w.name, w.slug, w.meta, w.calculated_fields AS "calculatedFields",
   w.deployment_id AS "deploymentId", w.folder_id AS "folderId", ${folderPathSql('f')} AS "folderPath",
   ${isoSql('w.created_at')} AS "createdAt", ${isoSql('w.updated_at')} AS "updatedAt", w.created_by AS "createdBy",
   w.user_id AS "userId", ${resourceOwnerSql('u')} AS "user", 'WORKBOOK' AS type, w.dashboard_draft AS "dashboardDraft",
-  d.config AS "dashboardPublished", ${DASHBOARD_JSON} AS "publishedDashboard", NULL::boolean AS "isFavorite"`;
+  d.config AS "dashboardPublished", ${dashboard} AS "publishedDashboard", NULL::boolean AS "isFavorite"`;
 
 const WORKBOOK_FROM = `workbooks w ${folderJoin('w.folder_id', 'f')} ${userJoin('w.user_id', 'u')}
   LEFT JOIN dashboards d ON d.workbook_id = w.id`;
@@ -52,7 +55,18 @@ export interface WorkbookChainRow {
 /** All SQL on `workbooks`. The shaping query joins the published dashboard. */
 @Injectable()
 export class WorkbooksRepository {
-  constructor(private readonly db: Database) {}
+  private columns: string | null = null;
+
+  constructor(
+    private readonly db: Database,
+    private readonly content: WorkspaceContent,
+  ) {}
+
+  /** The Workbook shape's columns, made once the reports module registered the snapshots. */
+  private get columnsSql(): string {
+    const snapshots = this.content.snapshots();
+    return (this.columns ??= workbookColumns(dashboardJsonSql('d', (d) => snapshots.jsonSql(d))));
+  }
 
   /** Passes the workbooks of `fromUserId` to `toUserId` (the user is being deleted). */
   async handOver(accountId: number, fromUserId: number, toUserId: number): Promise<void> {
@@ -65,7 +79,7 @@ export class WorkbooksRepository {
   /** The Workbook shape of one row, in one query. */
   fetch(accountId: number, workbookId: number): Promise<WorkbookDto | undefined> {
     return this.db.one<WorkbookDto>(
-      `SELECT ${WORKBOOK_COLUMNS} FROM ${WORKBOOK_FROM} WHERE w.id = :workbookId AND w.account_id = :accountId`,
+      `SELECT ${this.columnsSql} FROM ${WORKBOOK_FROM} WHERE w.id = :workbookId AND w.account_id = :accountId`,
       { workbookId, accountId },
     );
   }
@@ -119,7 +133,7 @@ export class WorkbooksRepository {
     const pageParams = q.afterId !== null ? { ...params, afterId: q.afterId } : params;
     const [rows, [count]] = await Promise.all([
       this.db.query<WorkbookDto>(
-        `SELECT ${WORKBOOK_COLUMNS} FROM ${WORKBOOK_FROM} WHERE ${filter} AND ${keyset}
+        `SELECT ${this.columnsSql} FROM ${WORKBOOK_FROM} WHERE ${filter} AND ${keyset}
          ORDER BY w.id LIMIT ${q.limit}`,
         pageParams,
       ),

@@ -14,7 +14,7 @@ import { WorkbooksRepository, type Json } from './workbooks.repository.js';
  * metadata parsing and the lookups with their access checks (the SQL is in the repositories).
  */
 
-export { DASHBOARD_JSON, jsonParam, type Json } from './workbooks.repository.js';
+export { jsonParam, type Json } from './workbooks.repository.js';
 
 export const notFound = (type: 'Folder' | 'Workbook', id: number) => missing(type, id);
 

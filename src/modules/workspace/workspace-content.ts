@@ -70,19 +70,27 @@ export interface WorkspaceContentKind {
     sourceId: number,
     copy: { id: number; folderId: number | null },
   ): Promise<Map<number, number>>;
-  /**
-   * What a publish of the workbook's dashboard snapshots of this content, if anything: a
-   * `SELECT report_id, version_number, name, title, description, sql_query, json_query,
-   * python_code, meta` (those columns, in that order) of the items held by the workbook whose id
-   * is the SQL expression `workbookId`, in the order to show them.
-   */
-  snapshotSql?(workbookId: string): string;
+}
+
+/**
+ * The report snapshots of published dashboards (the Dashboard shape's `reportSnapshots`), kept by
+ * the module owning reports and registered here, so the workspace reads and writes them without
+ * importing that module.
+ */
+export interface DashboardSnapshotSource {
+  /** The snapshots of the dashboard joined as `d`, as a JSON array (`'[]'` without any). */
+  jsonSql(d: string): string;
+  /** Inside the publish's unit of work: the dashboard's snapshots become the workbook's reports as they are. */
+  replace(at: { accountId: number; dashboardId: number; workbookId: number }): Promise<void>;
+  /** Inside a workbook copy: dashboard `fromId`'s snapshots for dashboard `toId`, re-pointed by `ids`. */
+  copy(fromId: number, toId: number, ids: Map<number, number>): Promise<void>;
 }
 
 /** Where content kinds register (at module init); the workspace services read them here. */
 @Injectable()
 export class WorkspaceContent {
   private readonly kinds = new Map<ContentKindType, WorkspaceContentKind>();
+  private snapshotSource: DashboardSnapshotSource | null = null;
 
   register(type: ContentKindType, kind: WorkspaceContentKind): void {
     this.kinds.set(type, kind);
@@ -96,5 +104,15 @@ export class WorkspaceContent {
 
   all(): WorkspaceContentKind[] {
     return [...this.kinds.values()];
+  }
+
+  registerSnapshots(source: DashboardSnapshotSource): void {
+    this.snapshotSource = source;
+  }
+
+  /** The dashboards' report snapshots (registered by the reports module at start-up). */
+  snapshots(): DashboardSnapshotSource {
+    if (!this.snapshotSource) throw new Error('No dashboard snapshot source registered');
+    return this.snapshotSource;
   }
 }

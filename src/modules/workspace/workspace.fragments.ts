@@ -45,37 +45,32 @@ export function folderRefs(chain: Array<number | null> | null): Array<{ type: 'F
     .map((id) => ({ type: 'Folder' as const, id }));
 }
 
-/**
- * The `reportSnapshots` of the dashboard joined as `d`, as a JSON array (ReportSnapshot shapes, in
- * the order they were taken): the reports of its workbook as its last publish took them.
- */
-export const reportSnapshotsJsonSql = (d: string): string =>
-  `COALESCE((SELECT json_agg(json_build_object('id', rs.id, 'reportId', rs.report_id,
-     'versionNumber', rs.version_number, 'name', rs.name, 'title', rs.title, 'description', rs.description,
-     'kind', NULL, 'sqlQuery', rs.sql_query, 'pythonCode', rs.python_code, 'meta', rs.meta) ORDER BY rs.id)
-   FROM report_snapshots rs WHERE rs.dashboard_id = ${d}.id), '[]'::json)`;
+/** The JSON array of a dashboard's report snapshots, as a function of the dashboard's alias. */
+export type SnapshotsJsonSql = (d: string) => string;
 
 /**
  * A published dashboard as JSON (the Dashboard shape), from the `dashboards` row joined as `d`;
- * NULL without one. The same text as `DASHBOARD_JSON` of workbooks.shared.ts, as a function of the
- * alias (importing that file here would close an import cycle).
+ * NULL without one. Its `reportSnapshots` are the reports module's: `snapshots` writes them
+ * (`reportSnapshotsJsonSql` of reports.fragments.ts; `WorkspaceContent.snapshots().jsonSql` here).
  */
-export const dashboardJsonSql = (d: string): string =>
+export const dashboardJsonSql = (d: string, snapshots: SnapshotsJsonSql): string =>
   `CASE WHEN ${d}.id IS NULL THEN NULL ELSE json_build_object('id', ${d}.id, 'publicId', ${d}.public_id,
   'deploymentId', ${d}.deployment_id, 'workbookId', ${d}.workbook_id, 'status', ${d}.status, 'allowEmbed', ${d}.allow_embed,
   'config', ${d}.config, 'versionNumber', ${d}.version_number, 'versionId', ${d}.id,
-  'reportSnapshots', ${reportSnapshotsJsonSql(d)}, 'title', ${d}.title, 'createdBy', ${d}.created_by) END`;
+  'reportSnapshots', ${snapshots(d)}, 'title', ${d}.title, 'createdBy', ${d}.created_by) END`;
 
 /**
  * The dashboard published as `publicId` (or with the id `id`) in `accountId` and `deploymentId`
  * (the caller's SQL expressions), as a FROM item aliased `alias` with the columns `workbook_id`,
- * `allow_embed` and `dashboard` (the Dashboard JSON); no row when there is none.
+ * `allow_embed` and `dashboard` (the Dashboard JSON, its snapshots written by `snapshots`); no row
+ * when there is none.
  */
 export const publishedDashboardSql = (
   alias: string,
   at: ({ publicId: string } | { id: string }) & { accountId: string; deploymentId: string },
+  snapshots: SnapshotsJsonSql,
 ): string =>
-  `(SELECT d.workbook_id, d.allow_embed, ${dashboardJsonSql('d')} AS dashboard FROM dashboards d
+  `(SELECT d.workbook_id, d.allow_embed, ${dashboardJsonSql('d', snapshots)} AS dashboard FROM dashboards d
     WHERE ${'id' in at ? `d.id = ${at.id}` : `d.public_id = ${at.publicId}`}
       AND d.account_id = ${at.accountId} AND d.deployment_id = ${at.deploymentId}
       AND d.status = 'published') ${alias}`;

@@ -10,7 +10,6 @@ import { DashboardsRepository } from './dashboards.repository.js';
 import { DashboardsService } from './dashboards.service.js';
 import { Dashboard } from './entities/dashboard.entity.js';
 import { Folder } from './entities/folder.entity.js';
-import { ReportSnapshot } from './entities/report-snapshot.entity.js';
 import { Workbook } from './entities/workbook.entity.js';
 import { FoldersController } from './folders.controller.js';
 import { FoldersRepository } from './folders.repository.js';
@@ -33,7 +32,7 @@ import { WorkspaceService } from './workspace.service.js';
  * `ObjectRouteRule`.
  */
 @Module({
-  imports: [DeploymentsModule, TypeOrmModule.forFeature([Folder, Workbook, Dashboard, ReportSnapshot])],
+  imports: [DeploymentsModule, TypeOrmModule.forFeature([Folder, Workbook, Dashboard])],
   controllers: [FoldersController, WorkbooksController, WorkspaceController],
   providers: [
     { provide: ObjectRouteRule, useClass: ContentRouteRule },

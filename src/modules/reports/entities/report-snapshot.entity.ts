@@ -8,15 +8,15 @@ import {
   PrimaryGeneratedColumn,
   type Relation,
 } from 'typeorm';
-import { Report } from '../../reports/entities/report.entity.js';
-import { Dashboard } from './dashboard.entity.js';
+import { Dashboard } from '../../workspace/entities/dashboard.entity.js';
+import { Report } from './report.entity.js';
 
 /**
  * A report of the workbook as a publish of its dashboard took it: what the published dashboard
  * shows (`reportSnapshots`) and, for Python reports, the code a python run executes (its id is
- * the run's `reportVersionId`). Each publish replaces the dashboard's snapshots. Kept by the
- * workspace (the Dashboard shape reads them); the reports module supplies the rows to copy
- * (`WorkspaceContentKind.snapshotSql`).
+ * the run's `reportVersionId`). Each publish replaces the dashboard's snapshots. This module writes
+ * and reads them (report-snapshots.repository.ts, reports.fragments.ts); the workspace reaches
+ * them through the snapshot source reports register with it (`WorkspaceContent`).
  */
 @Entity('report_snapshots')
 @Index('ix_report_snapshots_dashboard', ['dashboardId', 'id'])
