@@ -1,16 +1,13 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Req, Res } from '@nestjs/common';
+import { Body, Delete, Get, HttpCode, Param, Patch, Post, Put, Req, Res } from '@nestjs/common';
 import {
   ApiBody,
   ApiCreatedResponse,
-  ApiHeader,
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
-  ApiParam,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
-import { Action } from '../../core/auth/action.js';
+import { CurrentPrincipal } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { ScimGroupDto, ScimGroupListDto, ScimPatchOpDto, ScimSearchRequestDto } from './dto/scim.dto.js';
 import { ScimGroupsService } from './scim-groups.service.js';
@@ -21,25 +18,18 @@ import {
   parseSearchRequest,
   scimBase,
   sendResource,
+  setWrittenHeaders,
   type ListResponse,
 } from './scim-http.js';
-import { ScimController, ScimErrors, ScimListQuery, ScimProjectionQuery } from './scim-openapi.js';
+import { ScimIdParam, ScimIfMatchHeader, ScimResourceController } from './scim-controller.decorator.js';
+import { ScimErrors, ScimListQuery, ScimProjectionQuery } from './scim-openapi.js';
 import { project, type Projection } from './scim-projection.js';
 import type { ScimResult } from './scim-users.service.js';
 import { GROUP_SCHEMA } from './scim.schema.js';
 import { Audited } from '../../core/audit/audited.decorator.js';
 
-const ID = { name: 'id', description: 'The group id' };
-const IF_MATCH = {
-  name: 'If-Match',
-  required: false,
-  description: 'Only change the group if its version (ETag) is still this one; else 412',
-};
-
 /** SCIM Groups: the account-wide groups of console users, for identity providers. Admin only. */
-@ScimController()
-@Controller('api/scim/v2/Groups')
-@RequireActions(Action.All)
+@ScimResourceController('Groups')
 export class ScimGroupsController {
   constructor(private readonly groups: ScimGroupsService) {}
 
@@ -104,7 +94,7 @@ export class ScimGroupsController {
     summary: 'Get a SCIM group',
     description: 'With its ETag; 304 when If-None-Match matches it.',
   })
-  @ApiParam(ID)
+  @ScimIdParam('group')
   @ScimProjectionQuery()
   @ApiOkResponse({ type: ScimGroupDto })
   @ScimErrors(404)
@@ -130,8 +120,8 @@ export class ScimGroupsController {
     summary: 'Replace a SCIM group',
     description: 'Name, externalId and the whole membership.',
   })
-  @ApiParam(ID)
-  @ApiHeader(IF_MATCH)
+  @ScimIdParam('group')
+  @ScimIfMatchHeader('group')
   @ScimProjectionQuery()
   @ApiBody({ type: ScimGroupDto })
   @ApiOkResponse({ type: ScimGroupDto })
@@ -161,8 +151,8 @@ export class ScimGroupsController {
     summary: 'Patch a SCIM group',
     description: 'Rename it, or add and remove members (`members[value eq "42"]`), all applied or none.',
   })
-  @ApiParam(ID)
-  @ApiHeader(IF_MATCH)
+  @ScimIdParam('group')
+  @ScimIfMatchHeader('group')
   @ScimProjectionQuery()
   @ApiBody({ type: ScimPatchOpDto })
   @ApiOkResponse({ type: ScimGroupDto })
@@ -190,8 +180,8 @@ export class ScimGroupsController {
   @Audited()
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a SCIM group', description: 'Its members stay; its roles and grants go.' })
-  @ApiParam(ID)
-  @ApiHeader(IF_MATCH)
+  @ScimIdParam('group')
+  @ScimIfMatchHeader('group')
   @ApiNoContentResponse({ description: 'Deleted' })
   @ScimErrors(404, 412)
   deleteScimGroup(
@@ -212,8 +202,7 @@ export class ScimGroupsController {
     projection: Projection,
     created = false,
   ): Record<string, unknown> {
-    res.setHeader('ETag', result.etag);
-    if (created) res.setHeader('Location', (result.resource.meta as { location: string }).location);
+    setWrittenHeaders(res, result, created);
     return project(result.resource, projection);
   }
 }

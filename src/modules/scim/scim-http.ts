@@ -110,6 +110,16 @@ export function sendResource(res: Response, body: unknown, etag: string): void {
   res.status(200).type(SCIM_CONTENT_TYPE).send(JSON.stringify(body));
 }
 
+/** The headers of a resource a request wrote: its ETag, and its Location when it was created. */
+export function setWrittenHeaders(
+  res: Response,
+  result: { resource: Record<string, unknown>; etag: string },
+  created: boolean,
+): void {
+  res.setHeader('ETag', result.etag);
+  if (created) res.setHeader('Location', (result.resource.meta as { location: string }).location);
+}
+
 export interface ListQuery {
   filter: FilterNode | null;
   startIndex: number;

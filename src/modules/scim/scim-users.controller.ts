@@ -1,16 +1,13 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Req, Res } from '@nestjs/common';
+import { Body, Delete, Get, HttpCode, Param, Patch, Post, Put, Req, Res } from '@nestjs/common';
 import {
   ApiBody,
   ApiCreatedResponse,
-  ApiHeader,
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
-  ApiParam,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
-import { Action } from '../../core/auth/action.js';
+import { CurrentPrincipal } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { ScimPatchOpDto, ScimSearchRequestDto, ScimUserDto, ScimUserListDto } from './dto/scim.dto.js';
 import {
@@ -20,9 +17,11 @@ import {
   parseSearchRequest,
   scimBase,
   sendResource,
+  setWrittenHeaders,
   type ListResponse,
 } from './scim-http.js';
-import { ScimController, ScimErrors, ScimListQuery, ScimProjectionQuery } from './scim-openapi.js';
+import { ScimIdParam, ScimIfMatchHeader, ScimResourceController } from './scim-controller.decorator.js';
+import { ScimErrors, ScimListQuery, ScimProjectionQuery } from './scim-openapi.js';
 import { project } from './scim-projection.js';
 import { ScimUsersService, type ScimResult } from './scim-users.service.js';
 import { USER_SCHEMA } from './scim.schema.js';
@@ -30,17 +29,8 @@ import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
 import { CREATE_SCIM_USER_EXAMPLES } from './scim.examples.js';
 import { Audited } from '../../core/audit/audited.decorator.js';
 
-const ID = { name: 'id', description: 'The user id' };
-const IF_MATCH = {
-  name: 'If-Match',
-  required: false,
-  description: 'Only change the user if its version (ETag) is still this one; else 412',
-};
-
 /** SCIM Users: the account's console users, for identity providers. Admin only. */
-@ScimController()
-@Controller('api/scim/v2/Users')
-@RequireActions(Action.All)
+@ScimResourceController('Users')
 export class ScimUsersController {
   constructor(private readonly users: ScimUsersService) {}
 
@@ -96,7 +86,7 @@ export class ScimUsersController {
     summary: 'Get a SCIM user',
     description: 'With its ETag; 304 when If-None-Match matches it.',
   })
-  @ApiParam(ID)
+  @ScimIdParam('user')
   @ScimProjectionQuery()
   @ApiOkResponse({ type: ScimUserDto })
   @ScimErrors(404)
@@ -117,8 +107,8 @@ export class ScimUsersController {
     summary: 'Replace a SCIM user',
     description: 'Every writable attribute; omitted ones are cleared, except `active`, which is kept.',
   })
-  @ApiParam(ID)
-  @ApiHeader(IF_MATCH)
+  @ScimIdParam('user')
+  @ScimIfMatchHeader('user')
   @ScimProjectionQuery()
   @ApiBody({ type: ScimUserDto })
   @ApiOkResponse({ type: ScimUserDto })
@@ -146,8 +136,8 @@ export class ScimUsersController {
     summary: 'Patch a SCIM user',
     description: 'add, remove and replace operations, all applied or none; `active: false` deactivates.',
   })
-  @ApiParam(ID)
-  @ApiHeader(IF_MATCH)
+  @ScimIdParam('user')
+  @ScimIfMatchHeader('user')
   @ScimProjectionQuery()
   @ApiBody({ type: ScimPatchOpDto })
   @ApiOkResponse({ type: ScimUserDto })
@@ -176,8 +166,8 @@ export class ScimUsersController {
     summary: 'Delete a SCIM user',
     description: 'Not yourself, not the last admin; their workspace content passes to the caller.',
   })
-  @ApiParam(ID)
-  @ApiHeader(IF_MATCH)
+  @ScimIdParam('user')
+  @ScimIfMatchHeader('user')
   @ApiNoContentResponse({ description: 'Deleted' })
   @ScimErrors(400, 404, 412)
   deleteScimUser(
@@ -189,8 +179,7 @@ export class ScimUsersController {
   }
 
   private reply(req: Request, res: Response, result: ScimResult, created = false): Record<string, unknown> {
-    res.setHeader('ETag', result.etag);
-    if (created) res.setHeader('Location', (result.resource.meta as { location: string }).location);
+    setWrittenHeaders(res, result, created);
     return project(result.resource, parseRequestProjection(req, USER_SCHEMA));
   }
 }
