@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { PageInfoDto, PageQueryDto } from '../http/pagination.js';
+import { PageOf, PageQueryDto } from '../http/pagination.js';
 import { DateTimeField, EnumField, IntField, StringField } from '../http/validation.js';
 
 export const AUDIT_OUTCOMES = ['success', 'failure'] as const;
@@ -48,7 +48,4 @@ export class AuditEventDto {
   @ApiProperty() statusCode: number;
 }
 
-export class AuditLogListDto {
-  @ApiProperty({ type: AuditEventDto, isArray: true }) items: AuditEventDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-}
+export class AuditLogListDto extends PageOf(AuditEventDto) {}

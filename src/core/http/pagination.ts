@@ -1,4 +1,5 @@
-import { ApiProperty } from '@nestjs/swagger';
+import type { Type } from '@nestjs/common';
+import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
 import { coreError } from './api-error.js';
 import { encodeCursor, parseCursor, type CursorKind, type CursorValue } from './cursor.js';
 
@@ -50,6 +51,60 @@ export class LegacyPaginationDto {
   @ApiProperty({ minimum: 0 }) total: number;
   @ApiProperty({ minimum: 0 }) offset: number;
   @ApiProperty({ minimum: 0 }) limit: number;
+}
+
+/** How a list's envelope is made, besides `items` and `pageInfo`. */
+export interface PageShape {
+  /**
+   * The deprecated fields older clients read: `data` (the items again, between `items` and
+   * `pageInfo`), or `offset` (`data`, `count` and `pagination` after `pageInfo`: offset paging).
+   */
+  legacy?: 'data' | 'offset';
+  /** `pageInfo` may be null (lists that are not paged by cursor yet). */
+  nullablePageInfo?: boolean;
+  /** What the deprecated `data` says of itself. */
+  dataDescription?: string;
+  /** What the deprecated `count` says of itself (`legacy: 'offset'`). */
+  count?: { description?: string; minimum?: number };
+}
+
+/**
+ * The response body of a list of `item`: `items` and `pageInfo`, with the deprecated fields its
+ * {@link PageShape} names, in the order the schema shows them. Each list response is a subclass
+ * named for the list (`class UsersListDto extends PageOf(UserDto, { legacy: 'offset' }) {}`): the
+ * subclass's name is the schema's.
+ */
+export function PageOf<T>(item: Type<T>, shape?: PageShape & { legacy?: undefined }): Type<Page<T>>;
+export function PageOf<T>(
+  item: Type<T>,
+  shape: PageShape & { legacy: 'data' },
+): Type<Page<T> & { data: T[] }>;
+export function PageOf<T>(item: Type<T>, shape: PageShape & { legacy: 'offset' }): Type<LegacyPage<T>>;
+export function PageOf<T>(item: Type<T>, shape: PageShape = {}): Type<Page<T>> {
+  abstract class PageOfItems {
+    items: T[];
+    pageInfo: PageInfoDto;
+    data: T[];
+    count: number;
+    pagination: LegacyPaginationDto;
+  }
+  const property = (name: keyof PageOfItems, options: ApiPropertyOptions) =>
+    ApiProperty(options)(PageOfItems.prototype, name);
+  const data: ApiPropertyOptions = {
+    type: item,
+    isArray: true,
+    deprecated: true,
+    ...(shape.dataDescription ? { description: shape.dataDescription } : {}),
+  };
+  property('items', { type: item, isArray: true });
+  if (shape.legacy === 'data') property('data', data);
+  property('pageInfo', { type: PageInfoDto, ...(shape.nullablePageInfo ? { nullable: true } : {}) });
+  if (shape.legacy === 'offset') {
+    property('data', data);
+    property('count', { type: Number, deprecated: true, ...shape.count });
+    property('pagination', { type: LegacyPaginationDto, deprecated: true });
+  }
+  return PageOfItems as unknown as Type<Page<T>>;
 }
 
 export interface PageInfo {

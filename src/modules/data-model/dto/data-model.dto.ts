@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { PageInfoDto, PageQueryDto } from '../../../core/http/pagination.js';
+import { PageOf, PageQueryDto } from '../../../core/http/pagination.js';
 import { BoolField, IntField, NestedField, ObjectField, StringField } from '../../../core/http/validation.js';
 import { MAX_GITHUB_ID } from '../github/dto/github.dto.js';
 import { BranchNameField } from './branch-name.js';
@@ -47,12 +47,10 @@ export class FileNodeDto {
   @ApiProperty({ type: () => [FileNodeDto] }) children: FileNodeDto[];
 }
 
-export class SourceTreeDto {
-  @ApiProperty({ type: [FileNodeDto] }) items: FileNodeDto[];
-  @ApiProperty({ type: [FileNodeDto], deprecated: true, description: 'The same nodes as items' })
-  data: FileNodeDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-}
+export class SourceTreeDto extends PageOf(FileNodeDto, {
+  legacy: 'data',
+  dataDescription: 'The same nodes as items',
+}) {}
 
 export class FileContentDto {
   @StringField(PATH) path: string;
@@ -206,11 +204,7 @@ export class BranchDto {
   @ApiPropertyOptional() isStagingEnvironmentEnabled?: boolean;
 }
 
-export class BranchesDto {
-  @ApiProperty({ type: [BranchDto] }) items: BranchDto[];
-  @ApiProperty({ type: [BranchDto], deprecated: true }) data: BranchDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-}
+export class BranchesDto extends PageOf(BranchDto, { legacy: 'data' }) {}
 
 export class CreateBranchDto {
   @BranchNameField({ minLength: 1, isNew: true }) name: string;

@@ -56,6 +56,7 @@ export class EnvironmentDto {
   @ApiProperty({ type: [EnvironmentApiCredentialDto] }) api_credentials: EnvironmentApiCredentialDto[];
 }
 
+/** Written out, not `PageOf`: its fields come in an order of their own (`pageInfo` after `count`). */
 export class EnvironmentsListDto {
   @ApiProperty({ type: [EnvironmentDto] }) items: EnvironmentDto[];
 

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { PageInfoDto, PageQueryDto } from '../../../core/http/pagination.js';
+import { PageOf, PageQueryDto } from '../../../core/http/pagination.js';
 import { Exclude } from 'class-transformer';
 import { EnumField, StringField } from '../../../core/http/validation.js';
 import { BranchNameField } from '../../data-model/dto/branch-name.js';
@@ -144,10 +144,7 @@ export class DbtSyncRunDto {
   @ApiPropertyOptional({ type: Number, nullable: true }) userId?: number | null;
 }
 
-export class DbtSyncRunListDto {
-  @ApiProperty({ type: DbtSyncRunDto, isArray: true }) items: DbtSyncRunDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-}
+export class DbtSyncRunListDto extends PageOf(DbtSyncRunDto) {}
 
 export class DbtSyncProgressDto {
   @ApiProperty({ enum: Object.keys(STAGES) }) stage: string;
@@ -198,20 +195,14 @@ export class DbtSyncLogEntryDto {
   durationMs?: number | null;
 }
 
-export class DbtSyncLogListDto {
-  @ApiProperty({ type: DbtSyncLogEntryDto, isArray: true }) items: DbtSyncLogEntryDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-}
+export class DbtSyncLogListDto extends PageOf(DbtSyncLogEntryDto) {}
 
 export class DbtGeneratedFileContentDto {
   @ApiProperty({ example: 'model/cubes/orders.yml' }) path: string;
   @ApiProperty() content: string;
 }
 
-export class DbtSyncGeneratedFilesListDto {
-  @ApiProperty({ type: DbtGeneratedFileContentDto, isArray: true }) items: DbtGeneratedFileContentDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-}
+export class DbtSyncGeneratedFilesListDto extends PageOf(DbtGeneratedFileContentDto) {}
 
 export class DbtSyncCancelResponseDto {
   @ApiProperty({ example: 'Cancellation requested: the sync stops before its next phase' }) message: string;

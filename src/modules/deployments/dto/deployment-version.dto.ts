@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { PageInfoDto } from '../../../core/http/pagination.js';
+import { PageOf } from '../../../core/http/pagination.js';
 import { RELEASE_CHANNELS } from '../deployment.constants.js';
 
 /** A version a deployment may switch to (`GET .../versions`). */
@@ -21,7 +21,4 @@ export class DeploymentVersionDto {
   isLatestInChannel: boolean;
 }
 
-export class DeploymentVersionsListDto {
-  @ApiProperty({ type: DeploymentVersionDto, isArray: true }) items: DeploymentVersionDto[];
-  @ApiProperty({ type: PageInfoDto, nullable: true }) pageInfo: PageInfoDto;
-}
+export class DeploymentVersionsListDto extends PageOf(DeploymentVersionDto, { nullablePageInfo: true }) {}

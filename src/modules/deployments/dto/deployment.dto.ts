@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsArray, IsIn, ValidateIf } from 'class-validator';
-import { LegacyPageQueryDto, LegacyPaginationDto, PageInfoDto } from '../../../core/http/pagination.js';
+import { LegacyPageQueryDto, PageOf } from '../../../core/http/pagination.js';
 import {
   BoolField,
   EnumField,
@@ -172,13 +172,7 @@ export class DeploymentSettingsDto extends DeploymentDto {
   @ApiProperty() isSupportPreAggregations: boolean;
 }
 
-export class DeploymentsListDto {
-  @ApiProperty({ type: DeploymentDto, isArray: true }) items: DeploymentDto[];
-  @ApiProperty({ type: PageInfoDto, nullable: true }) pageInfo: PageInfoDto;
-  @ApiProperty({ type: DeploymentDto, isArray: true, deprecated: true }) data: DeploymentDto[];
-  @ApiProperty({ deprecated: true }) count: number;
-  @ApiProperty({ type: LegacyPaginationDto, deprecated: true }) pagination: LegacyPaginationDto;
-}
+export class DeploymentsListDto extends PageOf(DeploymentDto, { legacy: 'offset', nullablePageInfo: true }) {}
 
 export class DeploymentDeleteResponseDto {
   @ApiProperty() success: boolean;
@@ -195,10 +189,4 @@ export class RegionDto {
   @ApiProperty({ type: Boolean, nullable: true }) useAiEngineer: boolean | null;
 }
 
-export class RegionsListDto {
-  @ApiProperty({ type: RegionDto, isArray: true }) items: RegionDto[];
-  @ApiProperty({ type: PageInfoDto, nullable: true }) pageInfo: PageInfoDto;
-  @ApiProperty({ type: RegionDto, isArray: true, deprecated: true }) data: RegionDto[];
-  @ApiProperty({ deprecated: true }) count: number;
-  @ApiProperty({ type: LegacyPaginationDto, deprecated: true }) pagination: LegacyPaginationDto;
-}
+export class RegionsListDto extends PageOf(RegionDto, { legacy: 'offset', nullablePageInfo: true }) {}

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { PageInfoDto } from '../../../core/http/pagination.js';
+import { PageOf } from '../../../core/http/pagination.js';
 import { NestedField, StringField } from '../../../core/http/validation.js';
 import {
   ENV_VAR_NAME_MAX_LENGTH,
@@ -46,8 +46,7 @@ export class EnvVariableItemDto {
   value: string;
 }
 
-export class EnvVariablesListDto {
-  @ApiProperty({ type: EnvVariableItemDto, isArray: true }) items: EnvVariableItemDto[];
-  @ApiProperty({ type: EnvVariableItemDto, isArray: true, deprecated: true }) data: EnvVariableItemDto[];
-  @ApiProperty({ type: PageInfoDto, nullable: true }) pageInfo: PageInfoDto;
-}
+export class EnvVariablesListDto extends PageOf(EnvVariableItemDto, {
+  legacy: 'data',
+  nullablePageInfo: true,
+}) {}

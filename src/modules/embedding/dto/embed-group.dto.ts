@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ArrayMinSize } from 'class-validator';
-import { PageInfoDto } from '../../../core/http/pagination.js';
+import { PageOf } from '../../../core/http/pagination.js';
 import { IntField, NestedField, StringField } from '../../../core/http/validation.js';
 import { EXTERNAL_ID_MAX } from '../embed-identity.js';
 import { EmbedUserDto } from './embed-user.dto.js';
@@ -12,10 +12,7 @@ export class EmbedGroupDto {
   @ApiProperty({ type: 'integer', nullable: true, description: 'Members' }) userCount: number | null;
 }
 
-export class EmbedGroupsListDto {
-  @ApiProperty({ type: EmbedGroupDto, isArray: true }) items: EmbedGroupDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-}
+export class EmbedGroupsListDto extends PageOf(EmbedGroupDto) {}
 
 export class CreateEmbedGroupDto {
   @StringField({

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { PageInfoDto, PageQueryDto } from '../../../core/http/pagination.js';
+import { PageOf, PageQueryDto } from '../../../core/http/pagination.js';
 import { StringField } from '../../../core/http/validation.js';
 
 export class EmbedTenantDto {
@@ -10,10 +10,7 @@ export class EmbedTenantDto {
   @ApiProperty({ format: 'date-time' }) createdAt: string;
 }
 
-export class EmbedTenantsListDto {
-  @ApiProperty({ type: EmbedTenantDto, isArray: true }) items: EmbedTenantDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-}
+export class EmbedTenantsListDto extends PageOf(EmbedTenantDto) {}
 
 export class EmbedTenantsQueryDto extends PageQueryDto {
   @StringField({

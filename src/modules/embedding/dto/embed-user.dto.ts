@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ArrayMinSize } from 'class-validator';
 import { BulkActionErrorDto } from '../../../core/http/bulk.js';
-import { PageInfoDto, PageQueryDto } from '../../../core/http/pagination.js';
+import { PageOf, PageQueryDto } from '../../../core/http/pagination.js';
 import { EmailField, NestedField, StringArrayField, StringField } from '../../../core/http/validation.js';
 import { EXTERNAL_ID_MAX } from '../embed-identity.js';
 
@@ -80,10 +80,7 @@ export class EmbedUserDto {
   lastLogin: string | null;
 }
 
-export class EmbedUsersListDto {
-  @ApiProperty({ type: EmbedUserDto, isArray: true }) items: EmbedUserDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-}
+export class EmbedUsersListDto extends PageOf(EmbedUserDto) {}
 
 export class EmbedUsersQueryDto extends PageQueryDto {
   @StringField({

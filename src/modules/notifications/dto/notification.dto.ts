@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ValidateBy } from 'class-validator';
-import { PageInfoDto, PageQueryDto } from '../../../core/http/pagination.js';
+import { PageOf, PageQueryDto } from '../../../core/http/pagination.js';
 import {
   BoolField,
   EmailField,
@@ -336,7 +336,4 @@ export class NotificationDto {
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
 }
 
-export class NotificationsListDto {
-  @ApiProperty({ type: NotificationDto, isArray: true }) items: NotificationDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-}
+export class NotificationsListDto extends PageOf(NotificationDto) {}

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ArrayMinSize, ValidateBy } from 'class-validator';
-import { PageInfoDto, PageQueryDto } from '../../../core/http/pagination.js';
+import { PageOf, PageQueryDto } from '../../../core/http/pagination.js';
 import {
   EmailField,
   EnumField,
@@ -131,10 +131,7 @@ export class NotificationRecipientDto {
   channelName: string | null;
 }
 
-export class NotificationRecipientsListDto {
-  @ApiProperty({ type: NotificationRecipientDto, isArray: true }) items: NotificationRecipientDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-}
+export class NotificationRecipientsListDto extends PageOf(NotificationRecipientDto) {}
 
 export class NotificationRecipientsMutationDto {
   @ApiProperty({ type: NotificationRecipientDto, isArray: true, description: 'Newly subscribed' })
@@ -199,7 +196,4 @@ export class NotificationDeliveryDto {
   @ApiProperty({ format: 'date-time' }) createdAt: string;
 }
 
-export class NotificationDeliveriesListDto {
-  @ApiProperty({ type: NotificationDeliveryDto, isArray: true }) items: NotificationDeliveryDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-}
+export class NotificationDeliveriesListDto extends PageOf(NotificationDeliveryDto) {}

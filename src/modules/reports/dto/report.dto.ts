@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsString, MaxLength } from 'class-validator';
 import { ALL_ACTIONS } from '../../../core/auth/action.js';
-import { LegacyPaginationDto, PageInfoDto, PageQueryDto } from '../../../core/http/pagination.js';
+import { PageOf, PageQueryDto } from '../../../core/http/pagination.js';
 import { EnumField, IntField, NestedField, ObjectField, StringField } from '../../../core/http/validation.js';
 import { ResourceOwnerDto, WorkspaceFolderPathEntryDto } from '../../workspace/dto/shared.dto.js';
 
@@ -253,10 +253,4 @@ export class ReportDto {
   @ApiPropertyOptional({ type: Number, nullable: true }) workbookId: number | null;
 }
 
-export class ReportsListDto {
-  @ApiProperty({ type: [ReportDto] }) items: ReportDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-  @ApiProperty({ type: [ReportDto], deprecated: true }) data: ReportDto[];
-  @ApiProperty({ deprecated: true, minimum: 0 }) count: number;
-  @ApiProperty({ type: LegacyPaginationDto, deprecated: true }) pagination: LegacyPaginationDto;
-}
+export class ReportsListDto extends PageOf(ReportDto, { legacy: 'offset', count: { minimum: 0 } }) {}

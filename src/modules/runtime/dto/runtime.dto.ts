@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { PageInfoDto, PageQueryDto } from '../../../core/http/pagination.js';
+import { PageOf, PageQueryDto } from '../../../core/http/pagination.js';
 import { EnumField, StringField } from '../../../core/http/validation.js';
 import {
   DEFAULT_LOG_CONTAINER,
@@ -51,10 +51,7 @@ export class DeploymentLogLineDto {
   @ApiProperty() message: string;
 }
 
-export class DeploymentLogsDto {
-  @ApiProperty({ type: DeploymentLogLineDto, isArray: true }) items: DeploymentLogLineDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-}
+export class DeploymentLogsDto extends PageOf(DeploymentLogLineDto) {}
 
 export class DeploymentPodDto {
   @ApiProperty() name: string;
@@ -78,7 +75,4 @@ export class DeploymentPodDto {
   @ApiProperty({ type: String, isArray: true, nullable: true, required: false }) containers?: string[] | null;
 }
 
-export class DeploymentPodsDto {
-  @ApiProperty({ type: DeploymentPodDto, isArray: true }) items: DeploymentPodDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-}
+export class DeploymentPodsDto extends PageOf(DeploymentPodDto) {}

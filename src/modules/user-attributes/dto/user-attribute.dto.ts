@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { LegacyPageQueryDto, LegacyPaginationDto, PageInfoDto } from '../../../core/http/pagination.js';
+import { LegacyPageQueryDto, PageOf } from '../../../core/http/pagination.js';
 import { EnumField, StringField } from '../../../core/http/validation.js';
 import { ATTRIBUTE_NAME, ATTRIBUTE_TYPES, type AttributeType } from '../attribute-types.js';
 
@@ -82,12 +82,8 @@ export class UserAttributesQueryDto extends LegacyPageQueryDto {
   type?: AttributeType;
 }
 
-export class UserAttributesListDto {
-  @ApiProperty({ type: UserAttributeDto, isArray: true }) items: UserAttributeDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-  @ApiProperty({ type: UserAttributeDto, isArray: true, deprecated: true, description: 'Same as items' })
-  data: UserAttributeDto[];
-  @ApiProperty({ deprecated: true, minimum: 0, description: 'Attributes matching the filters' })
-  count: number;
-  @ApiProperty({ type: LegacyPaginationDto, deprecated: true }) pagination: LegacyPaginationDto;
-}
+export class UserAttributesListDto extends PageOf(UserAttributeDto, {
+  legacy: 'offset',
+  dataDescription: 'Same as items',
+  count: { minimum: 0, description: 'Attributes matching the filters' },
+}) {}

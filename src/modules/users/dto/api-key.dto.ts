@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { PageInfoDto, PageQueryDto } from '../../../core/http/pagination.js';
+import { PageOf, PageQueryDto } from '../../../core/http/pagination.js';
 import { DateTimeField, StringField } from '../../../core/http/validation.js';
 
 export class ApiKeyCreateDto {
@@ -27,9 +27,6 @@ export class ApiKeyCreatedDto extends ApiKeyDto {
   @ApiProperty({ description: 'The secret. Shown only in this response; store it now.' }) token: string;
 }
 
-export class ApiKeysListDto {
-  @ApiProperty({ type: ApiKeyDto, isArray: true }) items: ApiKeyDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-}
+export class ApiKeysListDto extends PageOf(ApiKeyDto) {}
 
 export class ApiKeysQueryDto extends PageQueryDto {}

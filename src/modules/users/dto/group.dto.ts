@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { PageInfoDto, PageQueryDto } from '../../../core/http/pagination.js';
+import { PageOf, PageQueryDto } from '../../../core/http/pagination.js';
 import { StringField } from '../../../core/http/validation.js';
 
 export const GROUP_NAME_MAX = 100;
@@ -16,10 +16,7 @@ export class GroupDto {
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
 }
 
-export class GroupsListDto {
-  @ApiProperty({ type: GroupDto, isArray: true }) items: GroupDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-}
+export class GroupsListDto extends PageOf(GroupDto) {}
 
 export class GroupsQueryDto extends PageQueryDto {
   @StringField({ optional: true, maxLength: 200, description: 'Case-insensitive substring of the name' })
@@ -61,7 +58,4 @@ export class GroupMemberDto {
   @ApiProperty() isDeactivated: boolean;
 }
 
-export class GroupMembersListDto {
-  @ApiProperty({ type: GroupMemberDto, isArray: true }) items: GroupMemberDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-}
+export class GroupMembersListDto extends PageOf(GroupMemberDto) {}

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { PageInfoDto, PageQueryDto } from '../../../core/http/pagination.js';
+import { PageOf, PageQueryDto } from '../../../core/http/pagination.js';
 import { NestedField, StringField } from '../../../core/http/validation.js';
 import { PolicyDto } from './policy.dto.js';
 
@@ -21,9 +21,6 @@ export class RoleDto {
   @ApiProperty({ type: PolicyDto, isArray: true }) policies: PolicyDto[];
 }
 
-export class RolesListDto {
-  @ApiProperty({ type: RoleDto, isArray: true }) items: RoleDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-}
+export class RolesListDto extends PageOf(RoleDto) {}
 
 export class RolesQueryDto extends PageQueryDto {}

@@ -3,7 +3,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ValidateBy } from 'class-validator';
 import { BUILT_IN_ROLE_NAMES, canonicalRoleNames } from '../../../core/auth/action.js';
-import { LegacyPageQueryDto, LegacyPaginationDto, PageInfoDto } from '../../../core/http/pagination.js';
+import { LegacyPageQueryDto, PageOf } from '../../../core/http/pagination.js';
 import { BulkActionErrorDto } from '../../../core/http/bulk.js';
 import {
   BoolField,
@@ -146,13 +146,7 @@ export class UserDto {
   userPolicies?: PolicyDto[] | null;
 }
 
-export class UsersListDto {
-  @ApiProperty({ type: UserDto, isArray: true }) items: UserDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-  @ApiProperty({ type: UserDto, isArray: true, deprecated: true }) data: UserDto[];
-  @ApiProperty({ deprecated: true }) count: number;
-  @ApiProperty({ type: LegacyPaginationDto, deprecated: true }) pagination: LegacyPaginationDto;
-}
+export class UsersListDto extends PageOf(UserDto, { legacy: 'offset' }) {}
 
 export const BULK_USER_ACTIONS = ['DEACTIVATE', 'ACTIVATE', 'DELETE'] as const;
 export type BulkUserAction = (typeof BULK_USER_ACTIONS)[number];

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { LegacyPaginationDto, PageInfoDto, PageQueryDto } from '../../../core/http/pagination.js';
+import { PageOf, PageQueryDto } from '../../../core/http/pagination.js';
 import { IntField, StringField } from '../../../core/http/validation.js';
 import { ResourceOwnerDto, WorkspaceFolderPathEntryDto } from './shared.dto.js';
 
@@ -70,10 +70,8 @@ export class FolderDto {
   folderPath: WorkspaceFolderPathEntryDto[];
 }
 
-export class FoldersListDto {
-  @ApiProperty({ type: FolderDto, isArray: true }) items: FolderDto[];
-  @ApiProperty({ type: PageInfoDto, nullable: true }) pageInfo: PageInfoDto;
-  @ApiProperty({ type: FolderDto, isArray: true, deprecated: true }) data: FolderDto[];
-  @ApiProperty({ deprecated: true, description: 'Folders of this level the caller can read' }) count: number;
-  @ApiProperty({ type: LegacyPaginationDto, deprecated: true }) pagination: LegacyPaginationDto;
-}
+export class FoldersListDto extends PageOf(FolderDto, {
+  legacy: 'offset',
+  nullablePageInfo: true,
+  count: { description: 'Folders of this level the caller can read' },
+}) {}

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { LegacyPaginationDto, PageInfoDto, PageQueryDto } from '../../../core/http/pagination.js';
+import { PageOf, PageQueryDto } from '../../../core/http/pagination.js';
 import { BoolField, IntField, ObjectField, StringField } from '../../../core/http/validation.js';
 import { WORKSPACE_ITEM_TYPES } from '../content.sql.js';
 import { DashboardConfigDto, DashboardDto } from './dashboard.dto.js';
@@ -140,10 +140,4 @@ export class WorkbookDto {
   isFavorite: boolean | null;
 }
 
-export class WorkbooksListDto {
-  @ApiProperty({ type: WorkbookDto, isArray: true }) items: WorkbookDto[];
-  @ApiProperty({ type: PageInfoDto, nullable: true }) pageInfo: PageInfoDto;
-  @ApiProperty({ type: WorkbookDto, isArray: true, deprecated: true }) data: WorkbookDto[];
-  @ApiProperty({ deprecated: true }) count: number;
-  @ApiProperty({ type: LegacyPaginationDto, deprecated: true }) pagination: LegacyPaginationDto;
-}
+export class WorkbooksListDto extends PageOf(WorkbookDto, { legacy: 'offset', nullablePageInfo: true }) {}

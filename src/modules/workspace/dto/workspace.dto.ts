@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ArrayMinSize, IsArray, IsIn, ValidateIf } from 'class-validator';
 import { BulkActionErrorDto } from '../../../core/http/bulk.js';
-import { PageInfoDto, PageQueryDto } from '../../../core/http/pagination.js';
+import { PageOf, PageQueryDto } from '../../../core/http/pagination.js';
 import { EnumField, IntField, NestedField, StringField } from '../../../core/http/validation.js';
 import { WORKSPACE_ITEM_TYPES, type WorkspaceItemType } from '../content.sql.js';
 import { ResourceOwnerDto, WorkspaceFolderPathEntryDto } from './shared.dto.js';
@@ -94,10 +94,7 @@ export class WorkspaceItemDto {
   @ApiPropertyOptional({ type: String, nullable: true, description: 'Reports' }) publicId?: string | null;
 }
 
-export class WorkspaceConnectionDto {
-  @ApiProperty({ type: WorkspaceItemDto, isArray: true }) items: WorkspaceItemDto[];
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-}
+export class WorkspaceConnectionDto extends PageOf(WorkspaceItemDto) {}
 
 export class WorkspaceItemRefDto {
   @EnumField(WORKSPACE_ITEM_TYPES, { enumName: 'WorkspaceItemType' }) type: WorkspaceItemType;

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { PageInfoDto, PageQueryDto } from '../../../../core/http/pagination.js';
+import { PageOf, PageQueryDto } from '../../../../core/http/pagination.js';
 import { EnumField, IntField, StringField } from '../../../../core/http/validation.js';
 import { MAX_LINK_STATE_LENGTH } from '../github-link-state.js';
 
@@ -45,12 +45,10 @@ export class GitHubInstallationDto {
   avatarUrl: string;
 }
 
-export class GitHubInstallationsListDto {
-  @ApiProperty({ type: GitHubInstallationDto, isArray: true }) items: GitHubInstallationDto[];
-  @ApiProperty({ type: GitHubInstallationDto, isArray: true, deprecated: true })
-  data: GitHubInstallationDto[];
-  @ApiProperty({ type: PageInfoDto, nullable: true }) pageInfo: PageInfoDto;
-}
+export class GitHubInstallationsListDto extends PageOf(GitHubInstallationDto, {
+  legacy: 'data',
+  nullablePageInfo: true,
+}) {}
 
 export class GitHubRepositoryDto {
   @ApiProperty({ description: 'GitHub’s repository id' }) id: number;
@@ -60,22 +58,20 @@ export class GitHubRepositoryDto {
   @ApiProperty({ format: 'uri', description: 'The repository’s page on GitHub' }) htmlUrl: string;
 }
 
-export class GitHubRepositoriesListDto {
-  @ApiProperty({ type: GitHubRepositoryDto, isArray: true }) items: GitHubRepositoryDto[];
-  @ApiProperty({ type: GitHubRepositoryDto, isArray: true, deprecated: true }) data: GitHubRepositoryDto[];
-  @ApiProperty({ type: PageInfoDto, nullable: true }) pageInfo: PageInfoDto;
-}
+export class GitHubRepositoriesListDto extends PageOf(GitHubRepositoryDto, {
+  legacy: 'data',
+  nullablePageInfo: true,
+}) {}
 
 export class GitHubBranchDto {
   @ApiProperty({ example: 'main' }) name: string;
   @ApiProperty({ description: 'Whether it is the repository’s default branch' }) isDefault: boolean;
 }
 
-export class GitHubBranchesListDto {
-  @ApiProperty({ type: GitHubBranchDto, isArray: true }) items: GitHubBranchDto[];
-  @ApiProperty({ type: GitHubBranchDto, isArray: true, deprecated: true }) data: GitHubBranchDto[];
-  @ApiProperty({ type: PageInfoDto, nullable: true }) pageInfo: PageInfoDto;
-}
+export class GitHubBranchesListDto extends PageOf(GitHubBranchDto, {
+  legacy: 'data',
+  nullablePageInfo: true,
+}) {}
 
 export class GitHubBranchesQueryDto extends PageQueryDto {
   @IntField({
