@@ -1,31 +1,17 @@
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { Test } from 'supertest';
 import { bearer, expectErrorShape, newUser, startApp, type Actor, type TestApp } from '../support/app.js';
 import { deploymentInput } from '../support/factories.js';
-import { startGitHubFake, type GitHubFake } from '../support/github-fake.js';
+import { gitCli } from '../support/git-cli.js';
 
 /**
  * Branch names as a hostile tenant would send them (a user holding only
  * `SchemaUpdateDevBranches`), and the refs they must never reach: every name is a short name
- * checked once, every git command names refs in full, and one module moves them.
+ * checked once at every entry point (the request DTOs: 400 `invalid_branch_name`), and what a
+ * refused name leaves behind. The rules of refs below HTTP (pull of a dev branch, parallel
+ * creates and writes, refs moved by another process) are in test/service/data-model.service.spec.ts.
  */
-
-const sh = (cwd: string, ...args: string[]) =>
-  execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 'Remote',
-      GIT_AUTHOR_EMAIL: 'remote@example.test',
-      GIT_COMMITTER_NAME: 'Remote',
-      GIT_COMMITTER_EMAIL: 'remote@example.test',
-    },
-  }).trim();
 
 /** The personal dev branch the service gives `userId` when forked from `source`. */
 const devBranchOf = (userId: number, source = 'master') =>
@@ -57,16 +43,13 @@ const BAD_NAMES: Array<[string, string]> = [
 
 describe('branch names and refs', () => {
   let t: TestApp;
-  let fake: GitHubFake;
-  let tmp: string;
   let victim: Actor;
   let attacker: Actor;
   let reader: Actor;
 
   const base = (id: number) => `/build/api/v1/deployments/${id}`;
   const repoDir = (id: number) => path.join(t.config.dataModel.reposDir, `${id}.git`);
-  const gitIn = (id: number, ...args: string[]) =>
-    execFileSync('git', [`--git-dir=${repoDir(id)}`, ...args], { encoding: 'utf8' }).trim();
+  const gitIn = (id: number, ...args: string[]) => gitCli([`--git-dir=${repoDir(id)}`, ...args]);
   /** Every ref of the repository with its commit. */
   const refsOf = (id: number) => gitIn(id, 'for-each-ref', '--format=%(refname) %(objectname)');
 
@@ -138,18 +121,12 @@ describe('branch names and refs', () => {
   };
 
   beforeAll(async () => {
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'refs-remote-'));
-    fake = await startGitHubFake();
-    t = await startApp(fake.env());
+    t = await startApp();
     victim = await newUser(t, t.admin, { defaultRoles: ['Developer'] });
     attacker = await userWithActions(['SchemaUpdateDevBranches', 'DeploymentRead']);
     reader = await userWithActions(['SchemaRead', 'DeploymentRead']);
   });
-  afterAll(async () => {
-    await t.close();
-    await fake.close();
-    fs.rmSync(tmp, { recursive: true, force: true });
-  });
+  afterAll(() => t.close());
 
   describe('a branch named like another user’s refs', () => {
     it('refuses refs/pending/<victim’s dev branch>; the victim’s writes and commit record only their files', async () => {
@@ -171,15 +148,15 @@ describe('branch names and refs', () => {
       expectErrorShape(hijack.body, 400, 'invalid_branch_name');
       const sneak = await createBranch(id, attacker, { name: `refs/pending/${victimDev}` });
       expectErrorShape(sneak.body, 400, 'invalid_branch_name');
-      expect(refsOf(id)).not.toContain('refs/heads/refs/');
+      expect(await refsOf(id)).not.toContain('refs/heads/refs/');
 
       const write = await put(id, victim, [{ path: 'model/cubes/second.yml', content: 'cubes: []\n' }]);
       expect(write.status).toBe(200);
       expect((await commit(id, victim, { message: 'Mine' })).status).toBe(200);
-      const files = gitIn(id, 'ls-tree', '-r', '--name-only', `refs/heads/${victimDev}`).split('\n');
+      const files = (await gitIn(id, 'ls-tree', '-r', '--name-only', `refs/heads/${victimDev}`)).split('\n');
       expect(files).toEqual(expect.arrayContaining(['model/cubes/mine.yml', 'model/cubes/second.yml']));
       expect(files).not.toContain('model/cubes/planted.yml');
-      expect(gitIn(id, 'log', '-1', '--format=%s|%ae', `refs/heads/${victimDev}`)).toBe(
+      expect(await gitIn(id, 'log', '-1', '--format=%s|%ae', `refs/heads/${victimDev}`)).toBe(
         `Mine|${victim.email}`,
       );
       // The attacker's pending change is still theirs alone.
@@ -200,7 +177,7 @@ describe('branch names and refs', () => {
         200,
       );
       expect((await commit(id, future)).status).toBe(200);
-      expect(gitIn(id, 'ls-tree', '-r', '--name-only', `refs/heads/${theirs}`)).toContain(
+      expect(await gitIn(id, 'ls-tree', '-r', '--name-only', `refs/heads/${theirs}`)).toContain(
         'model/cubes/f.yml',
       );
     });
@@ -422,86 +399,7 @@ describe('branch names and refs', () => {
         expectErrorShape(res.body, 400, 'invalid_branch_name');
       }
       // Nothing of it reached git.
-      expect(refsOf(id)).not.toMatch(/refs\/heads\/(refs|HEAD|@|DEV)/);
-    });
-  });
-
-  describe('pull moves shared branches only', () => {
-    it('refuses pulling a personal dev branch (anyone’s) and leaves it as it was', async () => {
-      const remote = path.join(tmp, 'model.git');
-      const work = path.join(tmp, 'work');
-      execFileSync('git', ['init', '--bare', '--quiet', '--initial-branch=main', remote]);
-      execFileSync('git', ['clone', '--quiet', remote, work]);
-      fs.mkdirSync(path.join(work, 'model/cubes'), { recursive: true });
-      fs.writeFileSync(path.join(work, 'model/cubes/github.yml'), 'cubes: []\n');
-      sh(work, 'add', '.');
-      sh(work, 'commit', '--quiet', '-m', 'From GitHub');
-      sh(work, 'push', '--quiet', 'origin', 'HEAD:main');
-      fake.seed({
-        installations: [{ id: 301, login: 'acme', type: 'Organization' }],
-        repositories: [
-          {
-            owner: 'acme',
-            name: 'model',
-            installations: [301],
-            defaultBranch: 'main',
-            cloneUrl: `file://${remote}`,
-          },
-        ],
-      });
-      const id = await createDeployment();
-      const status = await t.http().get('/api/v1/github/status').set(bearer(t.admin.token));
-      const state = new URL(status.body.linkUrl as string).searchParams.get('state')!;
-      fake.touchInstallation(301);
-      const setup = await t
-        .http()
-        .get('/api/v1/github/setup')
-        .query({ installation_id: '301', setup_action: 'install', state });
-      expect(setup.status).toBe(200);
-      const connect = await t
-        .http()
-        .post(`${base(id)}/github/connect`)
-        .set(bearer(t.admin.token))
-        .send({ installationId: 301, name: 'model' });
-      expect(connect.status).toBe(200);
-
-      // The victim's dev branch, committed and pushed; then someone rewrites it on the remote.
-      const dev = await t
-        .http()
-        .post(`${base(id)}/dev-mode`)
-        .set(bearer(victim.token))
-        .send({});
-      const victimDev = dev.body.branchName as string;
-      expect((await put(id, victim, [{ path: 'model/cubes/v.yml', content: 'cubes: []\n' }])).status).toBe(
-        200,
-      );
-      expect((await commit(id, victim)).status).toBe(200);
-      sh(work, 'fetch', '--quiet', 'origin', victimDev);
-      sh(work, 'checkout', '--quiet', '-B', 'evil', `origin/${victimDev}`);
-      fs.writeFileSync(path.join(work, 'model/cubes/evil.yml'), 'cubes: []\n');
-      sh(work, 'add', '.');
-      sh(work, 'commit', '--quiet', '-m', 'Planted upstream');
-      sh(work, 'push', '--quiet', 'origin', `HEAD:refs/heads/${victimDev}`);
-
-      const before = refsOf(id);
-      for (const actor of [attacker, victim, t.admin]) {
-        const res = await t
-          .http()
-          .post(`${base(id)}/pull`)
-          .set(bearer(actor.token))
-          .send({ branchName: victimDev });
-        expect({ user: actor.userId, status: res.status }).toEqual({ user: actor.userId, status: 400 });
-        expectErrorShape(res.body, 400, 'branch_not_writable');
-      }
-      expect(refsOf(id)).toBe(before);
-      expect(gitIn(id, 'ls-tree', '-r', '--name-only', `refs/heads/${victimDev}`)).not.toContain('evil.yml');
-      // A shared branch still pulls.
-      const shared = await t
-        .http()
-        .post(`${base(id)}/pull`)
-        .set(bearer(t.admin.token))
-        .send({ branchName: 'main' });
-      expect(shared.status).toBe(200);
+      expect(await refsOf(id)).not.toMatch(/refs\/heads\/(refs|HEAD|@|DEV)/);
     });
   });
 
@@ -525,112 +423,6 @@ describe('branch names and refs', () => {
         .post(`${base(id)}/data-model/upload/start`)
         .set(bearer(reader.token));
       expectErrorShape(start.body, 403, 'forbidden');
-    });
-  });
-
-  describe('concurrency after the refactor', () => {
-    it('creates one branch of ten parallel creates; the rest are 409', async () => {
-      const id = await createDeployment();
-      await list(id, victim);
-      const results = await Promise.all(
-        Array.from({ length: 10 }, () => createBranch(id, victim, { name: 'release/parallel' })),
-      );
-      expect(results.map((r) => r.status).sort()).toEqual([200, ...Array(9).fill(409)]);
-      for (const r of results.filter((x) => x.status === 409)) expectErrorShape(r.body, 409, 'branch_exists');
-    });
-
-    it('lands every one of parallel writes to one dev branch, and commits them all', async () => {
-      const id = await createDeployment();
-      const dev = await devMode(id, victim);
-      const results = await Promise.all(
-        Array.from({ length: 10 }, (_, i) =>
-          put(id, victim, [{ path: `model/cubes/p${i}.yml`, content: `p: ${i}\n` }]),
-        ),
-      );
-      expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
-      expect((await commit(id, victim)).status).toBe(200);
-      const files = gitIn(id, 'ls-tree', '-r', '--name-only', `refs/heads/${dev}`).split('\n');
-      for (let i = 0; i < 10; i++) expect(files).toContain(`model/cubes/p${i}.yml`);
-      expect(gitIn(id, 'for-each-ref', 'refs/pending/')).toBe('');
-    });
-  });
-
-  /**
-   * A file write starts from the refs this process last knew (one git command less); another
-   * process (a replica, a worker) may have moved them since. The move verifies both refs of the
-   * branch, and a decision made on refs it did not verify is made again on fresh ones.
-   */
-  describe('writes after another process moved the refs', () => {
-    /** A pending commit made outside the API: `file` added over what the pending ref holds. */
-    const pendingFromOutside = (id: number, dev: string, file: string) => {
-      const parent = gitIn(id, 'rev-parse', `refs/pending/${dev}`);
-      const blob = execFileSync('git', [`--git-dir=${repoDir(id)}`, 'hash-object', '-w', '--stdin'], {
-        input: 'outside: true\n',
-        encoding: 'utf8',
-      }).trim();
-      const index = path.join(tmp, `index-${Math.random().toString(36).slice(2)}`);
-      const env = { ...process.env, GIT_INDEX_FILE: index };
-      const inIndex = (...args: string[]) =>
-        execFileSync('git', [`--git-dir=${repoDir(id)}`, ...args], { encoding: 'utf8', env }).trim();
-      inIndex('read-tree', `${parent}^{tree}`);
-      inIndex('update-index', '--add', '--cacheinfo', `100644,${blob},${file}`);
-      const tree = inIndex('write-tree');
-      const base = gitIn(id, 'rev-parse', `${parent}^1`);
-      const next = execFileSync(
-        'git',
-        [`--git-dir=${repoDir(id)}`, 'commit-tree', tree, '-p', base, '-m', 'outside'],
-        {
-          encoding: 'utf8',
-          env: {
-            ...env,
-            GIT_AUTHOR_NAME: 'o',
-            GIT_AUTHOR_EMAIL: 'o@x',
-            GIT_COMMITTER_NAME: 'o',
-            GIT_COMMITTER_EMAIL: 'o@x',
-          },
-        },
-      ).trim();
-      gitIn(id, 'update-ref', `refs/pending/${dev}`, next, parent);
-      fs.rmSync(index, { force: true });
-    };
-
-    it('keeps the other process’s change: the write lands on top of it', async () => {
-      const id = await createDeployment();
-      const dev = await devMode(id, victim);
-      expect((await put(id, victim, [{ path: 'model/cubes/a.yml', content: 'a: 1\n' }])).status).toBe(200);
-      pendingFromOutside(id, dev, 'model/cubes/outside.yml');
-      expect((await put(id, victim, [{ path: 'model/cubes/b.yml', content: 'b: 1\n' }])).status).toBe(200);
-      const files = gitIn(id, 'ls-tree', '-r', '--name-only', `refs/pending/${dev}`).split('\n');
-      expect(files).toEqual(
-        expect.arrayContaining(['model/cubes/a.yml', 'model/cubes/outside.yml', 'model/cubes/b.yml']),
-      );
-    });
-
-    it('removes a file only the other process’s change holds (the refusal is decided on fresh refs)', async () => {
-      const id = await createDeployment();
-      const dev = await devMode(id, victim);
-      expect((await put(id, victim, [{ path: 'model/cubes/a.yml', content: 'a: 1\n' }])).status).toBe(200);
-      pendingFromOutside(id, dev, 'model/cubes/outside.yml');
-      const removed = await t
-        .http()
-        .delete(`${base(id)}/data-model/files`)
-        .set(bearer(victim.token))
-        .send({ files: [{ path: '/model/cubes/outside.yml' }] });
-      expect(removed.status).toBe(200);
-      const files = gitIn(id, 'ls-tree', '-r', '--name-only', `refs/pending/${dev}`).split('\n');
-      expect(files).toContain('model/cubes/a.yml');
-      expect(files).not.toContain('model/cubes/outside.yml');
-    });
-
-    it('answers 404 for a branch deleted meanwhile, and leaves no pending changes behind', async () => {
-      const id = await createDeployment();
-      const dev = await devMode(id, victim);
-      expect((await put(id, victim, [{ path: 'model/cubes/a.yml', content: 'a: 1\n' }])).status).toBe(200);
-      gitIn(id, 'update-ref', '-d', `refs/pending/${dev}`);
-      gitIn(id, 'update-ref', '-d', `refs/heads/${dev}`);
-      const res = await put(id, victim, [{ path: 'model/cubes/b.yml', content: 'b: 1\n' }]);
-      expectErrorShape(res.body, 404, 'branch_not_found');
-      expect(refsOf(id)).not.toContain(dev);
     });
   });
 });

@@ -24,8 +24,8 @@ const LONGEST = [
   'contract.e2e-spec.ts', // ~35 s (a group)
   'runtime-process.e2e-spec.ts', // ~35 s
   'fuzz.e2e-spec.ts', // ~35 s
-  'model-git.e2e-spec.ts', // ~35 s (a group)
-  'data-model.e2e-spec.ts', // ~33 s
+  'model-git.e2e-spec.ts', // ~45 s (a group)
+  'data-model.service.spec.ts', // ~33 s
   'embedding.e2e-spec.ts', // ~30 s (a group)
   'notification-crash.e2e-spec.ts', // ~30 s
   'cli.e2e-spec.ts', // ~30 s
