@@ -16,15 +16,15 @@ import { DeploymentsModule } from './modules/deployments/deployments.module.js';
 import { ReportsModule } from './modules/reports/reports.module.js';
 import { UsersModule } from './modules/users/users.module.js';
 import { WorkspaceModule } from './modules/workspace/workspace.module.js';
-import { IntegrationsModule } from './modules/integrations/integrations.module.js';
+import { OAuthModule } from './modules/oauth/oauth.module.js';
 import { ScimModule } from './modules/scim/scim.module.js';
 import { SettingsModule } from './modules/settings/settings.module.js';
 import { UsageModule } from './modules/usage/usage.module.js';
 import { UserAttributesModule } from './modules/user-attributes/user-attributes.module.js';
 import { DataModelModule } from './modules/data-model/data-model.module.js';
-import { RuntimeModule } from './modules/runtime/runtime.module.js';
+import { DeploymentRuntimeModule } from './modules/deployment-runtime/deployment-runtime.module.js';
 import { DbtSyncModule } from './modules/dbt-sync/dbt-sync.module.js';
-import { DataApiModule } from './modules/data-api/data-api.module.js';
+import { DataApiClientModule } from './modules/data-api-client/data-api-client.module.js';
 import { PythonRunsModule } from './modules/python-runs/python-runs.module.js';
 import { NotificationsModule } from './modules/notifications/notifications.module.js';
 
@@ -55,13 +55,13 @@ export class AppModule {
         EmbeddingModule,
         SettingsModule,
         UserAttributesModule,
-        IntegrationsModule,
+        OAuthModule,
         UsageModule,
         ScimModule,
         DataModelModule,
-        RuntimeModule,
+        DeploymentRuntimeModule,
         DbtSyncModule,
-        DataApiModule,
+        DataApiClientModule,
         PythonRunsModule,
         NotificationsModule,
       ],

@@ -5,10 +5,10 @@ import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
 import type { AppConfig } from './core/config/app-config.js';
 import { AuditService } from './core/audit/audit.service.js';
-import { AllExceptionsFilter } from './core/http/exception.filter.js';
+import { AllExceptionsFilter } from './core/errors/exception.filter.js';
 import { configureHttp } from './core/http/http-setup.js';
-import { OpenApiDocument } from './core/http/openapi-document.js';
-import { buildOpenApiDocument, setupSwaggerUi } from './core/http/openapi.js';
+import { OpenApiDocument } from './core/openapi/openapi-document.js';
+import { buildOpenApiDocument, setupSwaggerUi } from './core/openapi/openapi.js';
 import { StrictValidationPipe } from './core/http/validation.pipe.js';
 
 /** Builds the HTTP application (not yet listening). Used by `main.ts` and by the tests. */

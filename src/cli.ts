@@ -211,7 +211,7 @@ async function openapi(
   values: Record<string, string | boolean | undefined>,
 ): Promise<string> {
   const { NestFactory, AppModule } = await application();
-  const { buildOpenApiDocument } = await import('./core/http/openapi.js');
+  const { buildOpenApiDocument } = await import('./core/openapi/openapi.js');
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     preview: true,
     logger: false,

@@ -1,4 +1,4 @@
-import { OpenApiDocument } from '../../src/core/http/openapi-document.js';
+import { OpenApiDocument } from '../../src/core/openapi/openapi-document.js';
 import { hashToken } from '../../src/core/auth/token.js';
 import { bearer, expectErrorShape, newAccount, newUser, startApp, type TestApp } from '../support/app.js';
 import { operations } from '../support/routes.js';

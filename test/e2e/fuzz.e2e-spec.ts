@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { OpenApiDocument } from '../../src/core/http/openapi-document.js';
+import { OpenApiDocument } from '../../src/core/openapi/openapi-document.js';
 import { bearer, startApp, type TestApp } from '../support/app.js';
 import { startGitHubFake, type GitHubFake } from '../support/github-fake.js';
 import { operations, type Operation } from '../support/routes.js';

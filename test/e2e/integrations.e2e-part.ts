@@ -1,4 +1,4 @@
-import { OAuthIntegrationsService } from '../../src/modules/integrations/oauth-integrations.service.js';
+import { OAuthIntegrationsService } from '../../src/modules/oauth/oauth-integrations.service.js';
 import {
   bearer,
   expectErrorShape,

@@ -4,8 +4,8 @@ import { parseOutboundAllowList } from '../../src/core/net/outbound-address.js';
 import {
   FetchOAuthTokenClient,
   OAuthTokenExchangeError,
-} from '../../src/modules/integrations/oauth-token-client.js';
-import { UserOAuthTokensService } from '../../src/modules/integrations/user-oauth-tokens.service.js';
+} from '../../src/modules/oauth/oauth-token-client.js';
+import { UserOAuthTokensService } from '../../src/modules/oauth/user-oauth-tokens.service.js';
 import {
   bearer,
   expectErrorShape,

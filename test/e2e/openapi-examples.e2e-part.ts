@@ -1,4 +1,4 @@
-import { OpenApiDocument } from '../../src/core/http/openapi-document.js';
+import { OpenApiDocument } from '../../src/core/openapi/openapi-document.js';
 import { bearer, newUser, startApp, type TestApp } from '../support/app.js';
 import { newDeployment } from '../support/reports.js';
 import { operations, type Operation } from '../support/routes.js';

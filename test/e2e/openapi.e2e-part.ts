@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { PATH_METADATA } from '@nestjs/common/constants.js';
 import { ACCESS_METADATA } from '../../src/core/auth/access.decorators.js';
-import { OpenApiDocument } from '../../src/core/http/openapi-document.js';
-import { API_TAGS } from '../../src/core/http/openapi-tags.js';
+import { OpenApiDocument } from '../../src/core/openapi/openapi-document.js';
+import { API_TAGS } from '../../src/core/openapi/openapi-tags.js';
 import { bearer, startApp, type TestApp } from '../support/app.js';
 import { operations } from '../support/routes.js';
 

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import { BuiltInRoleNames1764200000010 } from '../../migrations/1764200000010-BuiltInRoleNames.js';
-import { ERROR_CODES, isErrorCode } from '../../src/core/http/error-codes.js';
-import { OpenApiDocument } from '../../src/core/http/openapi-document.js';
+import { ERROR_CODES, isErrorCode } from '../../src/core/errors/error-codes.js';
+import { OpenApiDocument } from '../../src/core/openapi/openapi-document.js';
 import {
   bearer,
   expectErrorShape,

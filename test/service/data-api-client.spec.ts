@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppConfig, ConfigError } from '../../src/core/config/app-config.js';
-import { DataApiClient, type DataApiTarget } from '../../src/modules/data-api/data-api.client.js';
+import { DataApiClient, type DataApiTarget } from '../../src/modules/data-api-client/data-api.client.js';
 import { DeploymentsService } from '../../src/modules/deployments/deployments.service.js';
 import { EnvVarsService } from '../../src/modules/deployments/env-vars.service.js';
 import { startDataApiFake, type DataApiFake } from '../support/data-api-fake.js';

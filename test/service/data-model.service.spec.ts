@@ -8,7 +8,7 @@ import { Logger } from 'nestjs-pino';
 import { AppModule } from '../../src/app.module.js';
 import { AuthService } from '../../src/core/auth/auth.service.js';
 import type { Principal } from '../../src/core/auth/principal.js';
-import { ApiError } from '../../src/core/http/api-error.js';
+import { ApiError } from '../../src/core/errors/api-error.js';
 import type { JobContext } from '../../src/core/queue/job-context.js';
 import { JobRunner } from '../../src/core/queue/job-runner.js';
 import { JobSchedules } from '../../src/core/queue/job-schedules.service.js';

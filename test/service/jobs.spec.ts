@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module.js';
 import { AppConfig } from '../../src/core/config/app-config.js';
-import { ApiError } from '../../src/core/http/api-error.js';
+import { ApiError } from '../../src/core/errors/api-error.js';
 import type { JobContext } from '../../src/core/queue/job-context.js';
 import { declareJobs, defineJob, JobHandler } from '../../src/core/queue/job-definition.js';
 import { JobQueue } from '../../src/core/queue/job-queue.service.js';

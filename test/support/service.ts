@@ -4,7 +4,7 @@ import { Logger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module.js';
 import type { AppConfig } from '../../src/core/config/app-config.js';
-import { ApiError } from '../../src/core/http/api-error.js';
+import { ApiError } from '../../src/core/errors/api-error.js';
 import { AccountsService } from '../../src/modules/users/accounts.service.js';
 import { testConfig, type Actor } from './app.js';
 import { createTestDatabase, dropTestDatabase } from './database.js';

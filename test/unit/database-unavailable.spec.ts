@@ -1,6 +1,6 @@
 import { QueryFailedError } from 'typeorm';
 import { databaseUnavailable } from '../../src/core/database/unavailable.js';
-import { toErrorBody } from '../../src/core/http/exception.filter.js';
+import { toErrorBody } from '../../src/core/errors/exception.filter.js';
 
 const pgError = (code: string, message = 'error') => Object.assign(new Error(message), { code });
 const failed = (driverError: Error) => new QueryFailedError('SELECT 1', [], driverError);

@@ -96,9 +96,9 @@ describe('routes cited by docs/*.md', () => {
 /** Every place that seals a secret, and the words the Secrets section of docs/configuration.md names it with. */
 const SEALED: Record<string, string> = {
   'src/core/auth/embed-tokens.service.ts': 'embed signing key',
-  'src/modules/integrations/oauth-integrations.service.ts': 'OAuth client secrets',
-  'src/modules/integrations/user-oauth-tokens.service.ts': 'OAuth access and refresh tokens',
-  'src/modules/integrations/oauth-flow.service.ts': 'PKCE code verifiers',
+  'src/modules/oauth/oauth-integrations.service.ts': 'OAuth client secrets',
+  'src/modules/oauth/user-oauth-tokens.service.ts': 'OAuth access and refresh tokens',
+  'src/modules/oauth/oauth-flow.service.ts': 'PKCE code verifiers',
   'src/modules/dbt-sync/dbt-integrations.service.ts': 'dbt repository credentials',
   'src/modules/deployments/env-vars.service.ts': 'environment variable values',
 };

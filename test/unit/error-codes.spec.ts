@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { HttpException } from '@nestjs/common';
 import { QueryFailedError } from 'typeorm';
-import { ERROR_CODES, isErrorCode } from '../../src/core/http/error-codes.js';
-import { toErrorBody } from '../../src/core/http/exception.filter.js';
+import { ERROR_CODES, isErrorCode } from '../../src/core/errors/error-codes.js';
+import { toErrorBody } from '../../src/core/errors/exception.filter.js';
 
 /** Every TypeScript source under `dir`, as [path, text]. */
 function sources(dir: string): Array<[string, string]> {
@@ -14,7 +14,7 @@ function sources(dir: string): Array<[string, string]> {
 }
 
 const SRC = sources('src');
-const CATALOGUE = 'src/core/http/error-codes.ts';
+const CATALOGUE = 'src/core/errors/error-codes.ts';
 
 describe('the error code catalogue', () => {
   it('gives every code an error status and a meaning', () => {
@@ -82,7 +82,7 @@ describe('the error code catalogue', () => {
         declared: true,
       });
     }
-    const filter = fs.readFileSync('src/core/http/exception.filter.ts', 'utf8');
+    const filter = fs.readFileSync('src/core/errors/exception.filter.ts', 'utf8');
     const pgCodes = [...filter.matchAll(/^\s*'([0-9A-Z]{5})': \[/gm)].map((m) => m[1]);
     expect(pgCodes.length).toBeGreaterThan(5);
     for (const pgCode of pgCodes) {

@@ -1,7 +1,7 @@
 import { createHmac, generateKeyPairSync } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import type { AppConfig } from '../../src/core/config/app-config.js';
-import { ApiError } from '../../src/core/http/api-error.js';
+import { ApiError } from '../../src/core/errors/api-error.js';
 import {
   GitHubAppClient,
   parseRepositoryName,

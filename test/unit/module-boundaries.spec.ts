@@ -143,7 +143,7 @@ const PORTS: Record<string, string> = {
   'workspace/workspace-content.js': 'a content kind’s branch of the workspace feed',
   'workspace/workbooks.shared.js': 'workbook metadata parsing and access-checked lookups',
   'embedding/embed-identity.js': 'how embed tenants and users are named (pure rules)',
-  'data-api/data-api.client.js': 'the outbound client of a deployment’s data API',
+  'data-api-client/data-api.client.js': 'the outbound client of a deployment’s data API',
   'data-model/model-imports.js': 'how generated files (a dbt sync’s cubes) enter a model',
 };
 

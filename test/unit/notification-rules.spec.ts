@@ -1,4 +1,4 @@
-import { ApiError } from '../../src/core/http/api-error.js';
+import { ApiError } from '../../src/core/errors/api-error.js';
 import {
   applyOverrides,
   cubeFilter,

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { STATUS_CODES } from 'node:http';
-import { ERROR_CODES, isErrorCode } from '../../src/core/http/error-codes.js';
+import { ERROR_CODES, isErrorCode } from '../../src/core/errors/error-codes.js';
 import { TOKEN_PATTERN } from '../../src/core/auth/token.js';
 
 /** The examples of the committed OpenAPI document (`openapi/openapi.json`, checked fresh by openapi.e2e). */

@@ -2,7 +2,7 @@ import express from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import request from 'supertest';
 import { hashToken } from '../../src/core/auth/token.js';
-import { requestLimits } from '../../src/core/http/rate-limit.js';
+import { requestLimits } from '../../src/core/rate-limit/rate-limit.js';
 
 /**
  * The request limit answers what express-rate-limit (draft-8 headers, which it used before the

@@ -3,15 +3,18 @@ import os from 'node:os';
 import path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { AppConfig, ConfigError } from '../../src/core/config/app-config.js';
-import type { RuntimeLogLine } from '../../src/modules/runtime/deployment-runtime.js';
-import { KubernetesConfigError, kubernetesTarget } from '../../src/modules/runtime/kubernetes-config.js';
+import type { RuntimeLogLine } from '../../src/modules/deployment-runtime/deployment-runtime.js';
+import {
+  KubernetesConfigError,
+  kubernetesTarget,
+} from '../../src/modules/deployment-runtime/kubernetes-config.js';
 import {
   afterPage,
   normalizeInstant,
   parsePodLog,
   sinceTimeOf,
   tailPage,
-} from '../../src/modules/runtime/pod-logs.js';
+} from '../../src/modules/deployment-runtime/pod-logs.js';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'runtime-unit-'));
 const messages = (lines: RuntimeLogLine[]) => lines.map((l) => `${l.pod}:${l.message}`);

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { ApiError } from '../../src/core/http/api-error.js';
+import { ApiError } from '../../src/core/errors/api-error.js';
 import { matchesValue } from '../../src/modules/scim/filter/filter-eval.js';
 import {
   FILTER_LIMITS,

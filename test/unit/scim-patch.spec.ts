@@ -1,4 +1,4 @@
-import { ApiError } from '../../src/core/http/api-error.js';
+import { ApiError } from '../../src/core/errors/api-error.js';
 import type { DirectoryUser } from '../../src/modules/users/directory.service.js';
 import { planGroupPatch } from '../../src/modules/scim/patch/group-patch.js';
 import {

@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../auth/action.js';
 import { CurrentPrincipal, RequireActions } from '../auth/access.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors } from '../http/api-errors.decorator.js';
+import { ApiErrors } from '../openapi/api-errors.decorator.js';
 import { AuditLogListDto, AuditLogQueryDto } from './audit-log.dto.js';
 import { AuditLogService } from './audit-log.service.js';
 

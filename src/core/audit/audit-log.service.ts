@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../auth/principal.js';
-import { errorsOf } from '../http/api-error.js';
+import { errorsOf } from '../errors/api-error.js';
 import { buildPage, fetchLimit, resolvePaging, type Page } from '../http/pagination.js';
 import type { AuditEventDto, AuditLogQueryDto } from './audit-log.dto.js';
 import { AuditRepository } from './audit.repository.js';

@@ -9,7 +9,7 @@ import { AuthGuard } from '@nestjs/passport';
 import { databaseUnavailable } from '../database/unavailable.js';
 import type { Request } from 'express';
 import type { Action } from './action.js';
-import { coreError } from '../http/api-error.js';
+import { coreError } from '../errors/api-error.js';
 import { ACCESS_METADATA, type AccessRule } from './access.decorators.js';
 import type { EmbedPrincipal } from './embed-principal.js';
 import { AuthService } from './auth.service.js';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '../database/database.js';
 import type { SqlParams } from '../database/named-params.js';
-import { coreError } from '../http/api-error.js';
-import { notFound } from '../http/not-found.js';
+import { coreError } from '../errors/api-error.js';
+import { notFound } from '../errors/not-found.js';
 import {
   actionsGranting,
   actionsGrantingThrough,

@@ -191,7 +191,7 @@ export interface NotificationsConfig {
   minIntervalMinutes: number;
 }
 
-/** How this service queries deployments' Core Data APIs (src/modules/data-api). */
+/** How this service queries deployments' Core Data APIs (src/modules/data-api-client). */
 export interface DataApiConfig {
   /**
    * The data API address of a deployment, `{deploymentId}` and `{accountId}` to fill in
@@ -256,7 +256,7 @@ export interface GitHubConfig {
 
 /**
  * Where deployments run: what `GET /deployments/{id}/pods` and `.../logs` read
- * (src/modules/runtime).
+ * (src/modules/deployment-runtime).
  */
 export interface RuntimeConfig {
   /** `none`: no runtime; pods are an empty list, logs the platform's own job-run records. */

@@ -1,10 +1,10 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_GUARD, DiscoveryModule } from '@nestjs/core';
-import { OpenApiDocument } from './openapi-document.js';
+import { OpenApiDocument } from '../openapi/openapi-document.js';
 import { QueryParamsGuard } from './query-params.guard.js';
-import { RateLimitRedis } from './rate-limit.js';
+import { RateLimitRedis } from '../rate-limit/rate-limit.js';
 import { RouteBehaviours } from './route-behaviour.js';
-import { SpecController } from './spec.controller.js';
+import { SpecController } from '../openapi/spec.controller.js';
 
 @Global()
 @Module({

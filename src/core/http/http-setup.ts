@@ -4,10 +4,10 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AppConfig } from '../config/app-config.js';
 import { assignRequestId } from '../logging/logging.module.js';
 import { corsMiddleware } from './cors.js';
-import { errorBody, sendError, toErrorBody } from './exception.filter.js';
+import { errorBody, sendError, toErrorBody } from '../errors/exception.filter.js';
 import { checkParsedInput, JSON_MEDIA_TYPES, requireJsonBody } from './input-guards.js';
 import { serialiseListItemsOnce } from './json-body.js';
-import { configureRateLimits } from './rate-limit.js';
+import { configureRateLimits } from '../rate-limit/rate-limit.js';
 import { behaviourOf, RouteBehaviours } from './route-behaviour.js';
 
 const PROBES = /^\/health\/(live|ready)\/?$/;

@@ -1,6 +1,6 @@
 import { Injectable, Param, type PipeTransform } from '@nestjs/common';
 import { ApiParam } from '@nestjs/swagger';
-import { coreError } from './api-error.js';
+import { coreError } from '../errors/api-error.js';
 
 /** Path ids are PostgreSQL integers: 1 to 2^31-1. Anything else is a 400 naming the parameter. */
 @Injectable()

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { errorBody, sendError } from './exception.filter.js';
+import { errorBody, sendError } from '../errors/exception.filter.js';
 import { behaviourOf } from './route-behaviour.js';
 
 /**

@@ -1,4 +1,4 @@
-import { coreError } from './api-error.js';
+import { coreError } from '../errors/api-error.js';
 
 /**
  * For a POST that takes no body (its options, if any, are query parameters): an empty or absent

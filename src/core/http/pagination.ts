@@ -1,6 +1,6 @@
 import type { Type } from '@nestjs/common';
 import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
-import { coreError } from './api-error.js';
+import { coreError } from '../errors/api-error.js';
 import { encodeCursor, parseCursor, type CursorKind, type CursorValue } from './cursor.js';
 
 export { encodeCursor, type CursorValue };

@@ -9,7 +9,7 @@ import {
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import type { Request } from 'express';
-import { coreError } from './api-error.js';
+import { coreError } from '../errors/api-error.js';
 
 /** Where `@ApiQuery` (and other parameter decorators) of @nestjs/swagger keep their declarations, per method. */
 const SWAGGER_PARAMETERS = 'swagger/apiParameters';

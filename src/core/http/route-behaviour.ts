@@ -3,7 +3,7 @@ import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { AppConfig } from '../config/app-config.js';
-import type { ErrorBody } from './exception.filter.js';
+import type { ErrorBody } from '../errors/exception.filter.js';
 
 /**
  * What a route declares about the requests it serves that must be known before Nest routes them:

@@ -1,7 +1,7 @@
 import { Injectable, ValidationPipe, type ArgumentMetadata } from '@nestjs/common';
 import type { ValidationError } from 'class-validator';
-import { ApiError, coreError } from './api-error.js';
-import { ERROR_CODES, isErrorCode, type ErrorCode } from './error-codes.js';
+import { ApiError, coreError } from '../errors/api-error.js';
+import { ERROR_CODES, isErrorCode, type ErrorCode } from '../errors/error-codes.js';
 
 /** One message per bad field, each naming the field by its full path (`settings.locale ...`). */
 export function flattenValidationErrors(errors: ValidationError[], prefix = ''): string[] {

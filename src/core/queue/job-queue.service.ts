@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Database } from '../database/database.js';
-import { coreError } from '../http/api-error.js';
+import { coreError } from '../errors/api-error.js';
 import { JOB_DISPATCHER, type DispatchableJob, type JobDispatcher } from './dispatcher.js';
 import type { JobDefinition } from './job-definition.js';
 import { JobRegistry } from './job-registry.js';

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import { Database } from '../database/database.js';
 import { isoSql } from '../database/sql.js';
-import { coreError } from '../http/api-error.js';
+import { coreError } from '../errors/api-error.js';
 import { InvalidCron, latestOccurrence, nextOccurrence } from './cron.js';
 import type { JobDefinition } from './job-definition.js';
 import { JobQueue } from './job-queue.service.js';

@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js';
 import type { DeploymentDto } from '../deployments/dto/deployment.dto.js';

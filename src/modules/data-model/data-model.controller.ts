@@ -23,7 +23,7 @@ import {
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { refuseBody } from '../../core/http/no-body.js';
 import type { Page } from '../../core/http/pagination.js';

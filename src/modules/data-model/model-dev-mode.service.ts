@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { notFound } from '../../core/http/not-found.js';
+import { notFound } from '../../core/errors/not-found.js';
 import { DataModelRepository } from './data-model.repository.js';
 import type { DevBranchDto, StartDevModeDto } from './dto/data-model.dto.js';
 import { ModelRefs } from './model-refs.js';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '../../core/database/database.js';
-import { ApiError } from '../../core/http/api-error.js';
-import type { ErrorCode } from '../../core/http/error-codes.js';
-import { notFound } from '../../core/http/not-found.js';
+import { ApiError } from '../../core/errors/api-error.js';
+import type { ErrorCode } from '../../core/errors/error-codes.js';
+import { notFound } from '../../core/errors/not-found.js';
 import { DeploymentsService } from '../deployments/deployments.service.js';
 import { DataModelRepository } from './data-model.repository.js';
 import { dataModelError } from './data-model.errors.js';

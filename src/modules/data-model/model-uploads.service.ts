@@ -4,7 +4,7 @@ import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { Database } from '../../core/database/database.js';
-import { notFound } from '../../core/http/not-found.js';
+import { notFound } from '../../core/errors/not-found.js';
 import { defineJob, JobHandler } from '../../core/queue/job-definition.js';
 import { JobQueue } from '../../core/queue/job-queue.service.js';
 import { JobSchedules } from '../../core/queue/job-schedules.service.js';

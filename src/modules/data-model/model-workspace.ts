@@ -4,7 +4,7 @@ import { Action } from '../../core/auth/action.js';
 import { AccessService } from '../../core/auth/access.service.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { AppConfig } from '../../core/config/app-config.js';
-import { notFound } from '../../core/http/not-found.js';
+import { notFound } from '../../core/errors/not-found.js';
 import { DeploymentsService, type DeploymentGitSettings } from '../deployments/deployments.service.js';
 import { dataModelError } from './data-model.errors.js';
 import { DataModelRepository, type BranchRow } from './data-model.repository.js';

@@ -3,7 +3,7 @@ import busboy from 'busboy';
 import type { Request, Response } from 'express';
 import type { Observable } from 'rxjs';
 import { AppConfig } from '../../core/config/app-config.js';
-import { coreError } from '../../core/http/api-error.js';
+import { coreError } from '../../core/errors/api-error.js';
 import { dataModelError } from './data-model.errors.js';
 
 /** What `POST .../upload/file` reads from its body: the form fields and the part `file`. */

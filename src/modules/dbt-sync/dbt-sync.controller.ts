@@ -17,8 +17,8 @@ import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger'
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { ApiBodyExamples, bodyExamples } from '../../core/http/api-body-examples.js';
-import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { ApiBodyExamples, bodyExamples } from '../../core/openapi/api-body-examples.js';
+import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { PageQueryDto, type Page } from '../../core/http/pagination.js';
 import { JsonBodyLimit } from '../../core/http/route-behaviour.js';

@@ -1,5 +1,5 @@
-import { notFound } from '../../core/http/not-found.js';
-import { errorsOf } from '../../core/http/api-error.js';
+import { notFound } from '../../core/errors/not-found.js';
+import { errorsOf } from '../../core/errors/api-error.js';
 
 /**
  * This module's codes. A missing branch is `notFound('Branch', name)` (core); `branch_exists`,

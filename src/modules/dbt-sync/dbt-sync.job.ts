@@ -4,7 +4,7 @@ import { gunzip } from 'node:zlib';
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
 import { Database } from '../../core/database/database.js';
-import { isNotFound } from '../../core/http/not-found.js';
+import { isNotFound } from '../../core/errors/not-found.js';
 import { OutboundRefused, pinUrl, type PinnedAddress } from '../../core/net/outbound-address.js';
 import { JobCancelled, JobFailure, RunLost, type JobContext } from '../../core/queue/job-context.js';
 import { defineJob, JobHandler } from '../../core/queue/job-definition.js';

@@ -7,7 +7,7 @@ import { AccessService } from '../../core/auth/access.service.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { Database } from '../../core/database/database.js';
 import { uniqueViolation } from '../../core/database/sql.js';
-import { coreError } from '../../core/http/api-error.js';
+import { coreError } from '../../core/errors/api-error.js';
 import {
   buildPage,
   fetchLimit,

@@ -2,9 +2,9 @@ import { Catch, Injectable, type ArgumentsHost } from '@nestjs/common';
 import type { Request } from 'express';
 import { AuditService } from '../../core/audit/audit.service.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { ApiError } from '../../core/http/api-error.js';
-import { AllExceptionsFilter } from '../../core/http/exception.filter.js';
-import { isNotFound, notFound } from '../../core/http/not-found.js';
+import { ApiError } from '../../core/errors/api-error.js';
+import { AllExceptionsFilter } from '../../core/errors/exception.filter.js';
+import { isNotFound, notFound } from '../../core/errors/not-found.js';
 import { DeploymentsService } from './deployments.service.js';
 
 /**

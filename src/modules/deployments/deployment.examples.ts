@@ -1,4 +1,4 @@
-import { bodyExamples } from '../../core/http/api-body-examples.js';
+import { bodyExamples } from '../../core/openapi/api-body-examples.js';
 import { CreateDeploymentDto, UpdateDeploymentDto } from './dto/deployment.dto.js';
 import { SetEnvVariablesDto } from './dto/env-vars.dto.js';
 

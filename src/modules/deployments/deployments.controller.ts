@@ -8,7 +8,7 @@ import {
   RequireObjectAction,
 } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { refuseBody } from '../../core/http/no-body.js';
 import { PageQueryDto } from '../../core/http/pagination.js';
@@ -27,7 +27,7 @@ import {
 import { DeploymentVersionsListDto } from './dto/deployment-version.dto.js';
 import { RegionsService } from './regions.service.js';
 import { ReleasesService } from './releases.service.js';
-import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import { ApiBodyExamples } from '../../core/openapi/api-body-examples.js';
 import { CREATE_DEPLOYMENT_EXAMPLES, UPDATE_DEPLOYMENT_EXAMPLES } from './deployment.examples.js';
 import { Audited } from '../../core/audit/audited.decorator.js';
 

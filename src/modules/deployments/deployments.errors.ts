@@ -1,4 +1,4 @@
-import { errorsOf } from '../../core/http/api-error.js';
+import { errorsOf } from '../../core/errors/api-error.js';
 
 /** This module's own codes; a missing deployment is `notFound('Deployment', id)` (core). */
 export const deploymentsError = errorsOf(

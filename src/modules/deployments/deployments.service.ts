@@ -4,8 +4,8 @@ import { AccessService, type ResourceRef } from '../../core/auth/access.service.
 import type { Principal } from '../../core/auth/principal.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { Database } from '../../core/database/database.js';
-import { coreError } from '../../core/http/api-error.js';
-import { notFound } from '../../core/http/not-found.js';
+import { coreError } from '../../core/errors/api-error.js';
+import { notFound } from '../../core/errors/not-found.js';
 import {
   buildPage,
   fetchLimit,

@@ -4,7 +4,7 @@ import type { EmbedPrincipal } from '../../core/auth/embed-principal.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { DashboardsService } from '../workspace/dashboards.service.js';
 import { Database } from '../../core/database/database.js';
-import { notFound } from '../../core/http/not-found.js';
+import { notFound } from '../../core/errors/not-found.js';
 import type { DashboardDto } from '../workspace/dto/dashboard.dto.js';
 import { WorkbookLookup } from '../workspace/workbooks.shared.js';
 import type {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../core/auth/principal.js';
 import { Database } from '../../core/database/database.js';
 import { uniqueViolation } from '../../core/database/sql.js';
-import { coreError } from '../../core/http/api-error.js';
+import { coreError } from '../../core/errors/api-error.js';
 import { buildPage, fetchLimit, resolvePaging, type Page } from '../../core/http/pagination.js';
 import type { PageQueryDto } from '../../core/http/pagination.js';
 import type {

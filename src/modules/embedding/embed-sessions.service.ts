@@ -4,7 +4,7 @@ import type { EmbedTokenClaims } from '../../core/auth/embed-principal.js';
 import { EmbedTokensService } from '../../core/auth/embed-tokens.service.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { Database } from '../../core/database/database.js';
-import { notFound } from '../../core/http/not-found.js';
+import { notFound } from '../../core/errors/not-found.js';
 import { DeploymentsService } from '../deployments/deployments.service.js';
 import type {
   GenerateEmbedTokenResponseDto,

@@ -3,7 +3,7 @@ import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } 
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { PageQueryDto } from '../../core/http/pagination.js';
 import {
@@ -26,7 +26,7 @@ import {
 import { EmbedGroupsService } from './embed-groups.service.js';
 import { EmbedTenantsService } from './embed-tenants.service.js';
 import { EmbedUsersService } from './embed-users.service.js';
-import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import { ApiBodyExamples } from '../../core/openapi/api-body-examples.js';
 import { PROVISION_EMBED_USER_EXAMPLES, PROVISION_EMBED_USERS_EXAMPLES } from './embedding.examples.js';
 import { Audited } from '../../core/audit/audited.decorator.js';
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../core/auth/principal.js';
-import { coreError } from '../../core/http/api-error.js';
+import { coreError } from '../../core/errors/api-error.js';
 import { buildPage, fetchLimit, resolvePaging, type Page } from '../../core/http/pagination.js';
 import { likePattern } from '../../core/http/sql.js';
 import type { EmbedTenantDto, EmbedTenantsQueryDto } from './dto/embed-tenant.dto.js';

@@ -10,7 +10,7 @@ import {
 } from '../../core/auth/access.decorators.js';
 import type { EmbedPrincipal } from '../../core/auth/embed-principal.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import { DashboardDto } from '../workspace/dto/dashboard.dto.js';
 import { DashboardEmbeddingResponseDto, UpdateDashboardEmbeddingDto } from './dto/embed-access.dto.js';
 import {
@@ -22,7 +22,7 @@ import {
 } from './dto/embed-session.dto.js';
 import { EmbedAccessService } from './embed-access.service.js';
 import { EmbedSessionsService } from './embed-sessions.service.js';
-import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import { ApiBodyExamples } from '../../core/openapi/api-body-examples.js';
 import {
   GENERATE_SESSION_EXAMPLES,
   POST_TOKEN_EXAMPLES,

@@ -1,4 +1,4 @@
-import { errorsOf } from '../../core/http/api-error.js';
+import { errorsOf } from '../../core/errors/api-error.js';
 
 export const embeddingError = errorsOf(
   'invalid_embed_tenant_name',

@@ -1,4 +1,4 @@
-import { bodyExamples } from '../../core/http/api-body-examples.js';
+import { bodyExamples } from '../../core/openapi/api-body-examples.js';
 import {
   GenerateSessionDto,
   PostTokenBySessionIdDto,

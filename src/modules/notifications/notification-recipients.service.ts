@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../core/auth/principal.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { Database } from '../../core/database/database.js';
-import { ApiError, coreError } from '../../core/http/api-error.js';
+import { ApiError, coreError } from '../../core/errors/api-error.js';
 import { buildPage, fetchLimit, resolvePaging, type Page } from '../../core/http/pagination.js';
 import { desiredState, EmbedUsersService } from '../embedding/embed-users.service.js';
 import { EmbedTenantsService } from '../embedding/embed-tenants.service.js';

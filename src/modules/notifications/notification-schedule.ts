@@ -1,5 +1,5 @@
 import cronstrue from 'cronstrue';
-import { coreError } from '../../core/http/api-error.js';
+import { coreError } from '../../core/errors/api-error.js';
 import { assertTimezone, InvalidCron, nextOccurrence } from '../../core/queue/cron.js';
 
 /*

@@ -3,7 +3,7 @@ import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nes
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import type { Page } from '../../core/http/pagination.js';
 import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js';

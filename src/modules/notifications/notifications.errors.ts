@@ -1,4 +1,4 @@
-import { errorsOf } from '../../core/http/api-error.js';
+import { errorsOf } from '../../core/errors/api-error.js';
 
 /** This module's codes. A missing notification is `notFound('Notification', id)` (core). */
 export const notificationsError = errorsOf(

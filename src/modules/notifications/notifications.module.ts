@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { declareJobs } from '../../core/queue/job-definition.js';
-import { DataApiModule } from '../data-api/data-api.module.js';
+import { DataApiClientModule } from '../data-api-client/data-api-client.module.js';
 import { DeploymentsModule } from '../deployments/deployments.module.js';
 import { ReportsModule } from '../reports/reports.module.js';
 import { UserAttributesModule } from '../user-attributes/user-attributes.module.js';
@@ -42,7 +42,7 @@ import { NotificationsService } from './notifications.service.js';
     DeploymentsModule,
     UsersModule,
     ReportsModule,
-    DataApiModule,
+    DataApiClientModule,
     NotificationDeliveryModule,
     UserAttributesModule,
   ],

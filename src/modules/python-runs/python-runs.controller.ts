@@ -2,7 +2,7 @@ import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentEmbedUser, EmbedTokenRequired } from '../../core/auth/access.decorators.js';
 import type { EmbedPrincipal } from '../../core/auth/embed-principal.js';
-import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import { EmbedPythonFilteredRunInputDto, PythonAnalysisFilteredRunDto } from './dto/python-run.dto.js';
 import { PythonRunsService } from './python-runs.service.js';
 import { Audited } from '../../core/audit/audited.decorator.js';

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DataApiModule } from '../data-api/data-api.module.js';
+import { DataApiClientModule } from '../data-api-client/data-api-client.module.js';
 import { EmbeddingModule } from '../embedding/embedding.module.js';
 import { SettingsModule } from '../settings/settings.module.js';
 import { PythonRunCache } from './python-run.cache.js';
@@ -14,7 +14,7 @@ import { PythonSandboxHost } from './python-sandbox.host.js';
  * through the data API.
  */
 @Module({
-  imports: [EmbeddingModule, SettingsModule, DataApiModule],
+  imports: [EmbeddingModule, SettingsModule, DataApiClientModule],
   controllers: [PythonRunsController],
   providers: [PythonSandboxHost, PythonRunCache, PythonRunsService],
 })

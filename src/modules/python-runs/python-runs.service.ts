@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { EmbedPrincipal } from '../../core/auth/embed-principal.js';
-import { DataApiClient } from '../data-api/data-api.client.js';
+import { DataApiClient } from '../data-api-client/data-api.client.js';
 import { EmbedAccessService } from '../embedding/embed-access.service.js';
 import { SettingsService } from '../settings/settings.service.js';
 import type { EmbedPythonFilteredRunInputDto, PythonAnalysisFilteredRunDto } from './dto/python-run.dto.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../core/auth/principal.js';
 import { Database } from '../../core/database/database.js';
-import { notFound } from '../../core/http/not-found.js';
+import { notFound } from '../../core/errors/not-found.js';
 import type { ConnectReportDto, PlacementTargetDto, ReportDto } from './dto/report.dto.js';
 import { findPlacement, readTarget, type StoredPlacement } from './placement-match.js';
 import { connectMatch, connectSpot, connectValues } from './placement-writes.js';

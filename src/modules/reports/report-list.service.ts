@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { Action } from '../../core/auth/action.js';
 import { AccessService } from '../../core/auth/access.service.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { coreError } from '../../core/http/api-error.js';
-import { notFound } from '../../core/http/not-found.js';
+import { coreError } from '../../core/errors/api-error.js';
+import { notFound } from '../../core/errors/not-found.js';
 import {
   buildPage,
   decodeCursor,

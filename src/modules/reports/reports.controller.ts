@@ -3,13 +3,13 @@ import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger'
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import {
   ApiSuccessResponse,
   SUCCESS,
   type SuccessResponseDto,
 } from '../../core/http/success-response.dto.js';
-import type { ErrorCode } from '../../core/http/error-codes.js';
+import type { ErrorCode } from '../../core/errors/error-codes.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import {
   ConnectReportDto,
@@ -24,7 +24,7 @@ import {
 import { PlacementsService } from './placements.service.js';
 import { ReportListService } from './report-list.service.js';
 import { ReportsService } from './reports.service.js';
-import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import { ApiBodyExamples } from '../../core/openapi/api-body-examples.js';
 import {
   CONNECT_REPORT_EXAMPLES,
   CREATE_REPORT_EXAMPLES,

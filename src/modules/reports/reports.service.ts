@@ -4,8 +4,8 @@ import { AccessService, type ResourceRef } from '../../core/auth/access.service.
 import type { Principal } from '../../core/auth/principal.js';
 import { Database } from '../../core/database/database.js';
 import { uniqueViolation } from '../../core/database/sql.js';
-import { coreError } from '../../core/http/api-error.js';
-import { notFound as missing } from '../../core/http/not-found.js';
+import { coreError } from '../../core/errors/api-error.js';
+import { notFound as missing } from '../../core/errors/not-found.js';
 import { DeploymentsService } from '../deployments/deployments.service.js';
 import { FoldersService } from '../workspace/folders.service.js';
 import { WorkbookLookup } from '../workspace/workbooks.shared.js';

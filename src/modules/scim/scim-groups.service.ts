@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../core/auth/principal.js';
 import { Database } from '../../core/database/database.js';
-import type { ApiError } from '../../core/http/api-error.js';
+import type { ApiError } from '../../core/errors/api-error.js';
 import { DirectoryService, type DirectoryGroup } from '../users/directory.service.js';
 import { GroupsService } from '../users/groups.service.js';
 import { matchesValue } from './filter/filter-eval.js';

@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Observable } from 'rxjs';
-import { coreError } from '../../core/http/api-error.js';
+import { coreError } from '../../core/errors/api-error.js';
 import { parseFilter, type FilterNode } from './filter/filter-parser.js';
 import { hasSchema, isObject, member } from './patch/patch-request.js';
 import { parseProjection, type Projection } from './scim-projection.js';

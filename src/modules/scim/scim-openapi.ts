@@ -1,8 +1,8 @@
 import { applyDecorators, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiConsumes, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ScimErrorDto } from './dto/scim.dto.js';
-import { ERROR_CODES, type ErrorCode } from '../../core/http/error-codes.js';
-import { errorBody } from '../../core/http/exception.filter.js';
+import { ERROR_CODES, type ErrorCode } from '../../core/errors/error-codes.js';
+import { errorBody } from '../../core/errors/exception.filter.js';
 import { renderScimError, scimErrorBody } from './scim.errors.js';
 import { IgnoreUnknownQueryParams } from '../../core/http/query-params.guard.js';
 import { ErrorShape } from '../../core/http/route-behaviour.js';

@@ -25,7 +25,7 @@ import { ScimErrors, ScimListQuery, ScimProjectionQuery } from './scim-openapi.j
 import { project } from './scim-projection.js';
 import { ScimUsersService, type ScimResult } from './scim-users.service.js';
 import { USER_SCHEMA } from './scim.schema.js';
-import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import { ApiBodyExamples } from '../../core/openapi/api-body-examples.js';
 import { CREATE_SCIM_USER_EXAMPLES } from './scim.examples.js';
 import { Audited } from '../../core/audit/audited.decorator.js';
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../core/auth/principal.js';
 import { Database } from '../../core/database/database.js';
-import { ApiError } from '../../core/http/api-error.js';
+import { ApiError } from '../../core/errors/api-error.js';
 import { DirectoryService, type DirectoryUser } from '../users/directory.service.js';
 import { UsersService } from '../users/users.service.js';
 import { compileFilter, USER_FILTER_COLUMNS } from './filter/filter-sql.js';

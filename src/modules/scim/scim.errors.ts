@@ -1,6 +1,6 @@
 import type { Response } from 'express';
-import { errorsOf } from '../../core/http/api-error.js';
-import type { ErrorBody } from '../../core/http/exception.filter.js';
+import { errorsOf } from '../../core/errors/api-error.js';
+import type { ErrorBody } from '../../core/errors/exception.filter.js';
 
 /**
  * SCIM errors. Codes named after the `scimType` values of RFC 7644 section 3.12 travel as

@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
 import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import { AppConfigDto, AppConfigInputDto } from './dto/app-config.dto.js';
 import { SettingsService } from './settings.service.js';
 import { Audited } from '../../core/audit/audited.decorator.js';

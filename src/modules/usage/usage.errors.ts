@@ -1,3 +1,3 @@
-import { errorsOf } from '../../core/http/api-error.js';
+import { errorsOf } from '../../core/errors/api-error.js';
 
 export const usageError = errorsOf('usage_analytics_disabled');

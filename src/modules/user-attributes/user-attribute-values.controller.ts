@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
 import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { UserAttributeValueDto, UserAttributeValueInputDto } from './dto/user-attribute-value.dto.js';
 import { UserAttributeValuesService } from './user-attribute-values.service.js';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../core/auth/principal.js';
-import { coreError } from '../../core/http/api-error.js';
-import { notFound } from '../../core/http/not-found.js';
+import { coreError } from '../../core/errors/api-error.js';
+import { notFound } from '../../core/errors/not-found.js';
 import { formatValue, parseDefault, valueProblem } from './attribute-types.js';
 import type { UserAttributeValueDto, UserAttributeValueInputDto } from './dto/user-attribute-value.dto.js';
 import { attributeNotFound, userAttributesError } from './user-attributes.errors.js';

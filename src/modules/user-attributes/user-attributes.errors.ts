@@ -1,4 +1,4 @@
-import { errorsOf } from '../../core/http/api-error.js';
+import { errorsOf } from '../../core/errors/api-error.js';
 
 export const userAttributesError = errorsOf(
   'user_attribute_not_found',

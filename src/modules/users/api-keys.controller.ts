@@ -2,9 +2,9 @@ import { Body, Controller, Delete, Get, HttpCode, Post, Query } from '@nestjs/co
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
-import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import { ApiBodyExamples } from '../../core/openapi/api-body-examples.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { API_KEY_CREATED_EXAMPLE, CREATE_API_KEY_EXAMPLES } from './users.examples.js';
 import { ApiKeyCreateDto, ApiKeyCreatedDto, ApiKeysListDto, ApiKeysQueryDto } from './dto/api-key.dto.js';

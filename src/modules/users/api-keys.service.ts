@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../core/auth/principal.js';
 import { issueToken } from '../../core/auth/token.js';
-import { coreError } from '../../core/http/api-error.js';
-import { notFound } from '../../core/http/not-found.js';
+import { coreError } from '../../core/errors/api-error.js';
+import { notFound } from '../../core/errors/not-found.js';
 import { buildPage, fetchLimit, resolvePaging, type Page } from '../../core/http/pagination.js';
 import type { ApiKeyCreateDto, ApiKeyCreatedDto, ApiKeyDto, ApiKeysQueryDto } from './dto/api-key.dto.js';
 import { ApiKeysRepository, type ApiKeyRow } from './api-keys.repository.js';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Database } from '../../core/database/database.js';
 import { TenantAccounts } from '../../core/tenancy/tenant-accounts.js';
 import { uniqueViolation } from '../../core/database/sql.js';
-import { notFound } from '../../core/http/not-found.js';
+import { notFound } from '../../core/errors/not-found.js';
 import {
   DirectoryRepository,
   type DirectoryCondition,

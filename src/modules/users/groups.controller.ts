@@ -3,7 +3,7 @@ import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nes
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { PageQueryDto } from '../../core/http/pagination.js';
 import {
@@ -16,7 +16,7 @@ import {
 } from './dto/group.dto.js';
 import { PoliciesInputDto, PoliciesResponseDto } from './dto/policy.dto.js';
 import { GroupsService } from './groups.service.js';
-import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import { ApiBodyExamples } from '../../core/openapi/api-body-examples.js';
 import { CREATE_GROUP_EXAMPLES, POLICIES_EXAMPLES } from './users.examples.js';
 import { Audited } from '../../core/audit/audited.decorator.js';
 

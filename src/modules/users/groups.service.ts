@@ -3,8 +3,8 @@ import { AccessService } from '../../core/auth/access.service.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { Database } from '../../core/database/database.js';
 import { foreignKeyViolation, uniqueViolation } from '../../core/database/sql.js';
-import { coreError } from '../../core/http/api-error.js';
-import { notFound } from '../../core/http/not-found.js';
+import { coreError } from '../../core/errors/api-error.js';
+import { notFound } from '../../core/errors/not-found.js';
 import { buildPage, resolvePaging, fetchLimit, type Page } from '../../core/http/pagination.js';
 import { likePattern } from '../../core/http/sql.js';
 import type {

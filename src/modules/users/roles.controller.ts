@@ -3,11 +3,11 @@ import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nes
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { RoleCreateDto, RoleDto, RolesListDto, RolesQueryDto, RoleUpdateDto } from './dto/role.dto.js';
 import { RolesService } from './roles.service.js';
-import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import { ApiBodyExamples } from '../../core/openapi/api-body-examples.js';
 import { CREATE_ROLE_EXAMPLES, UPDATE_ROLE_EXAMPLES } from './users.examples.js';
 import { Audited } from '../../core/audit/audited.decorator.js';
 

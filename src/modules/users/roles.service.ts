@@ -4,7 +4,7 @@ import { BUILT_IN_ROLE_NAMES, LEGACY_ROLE_NAMES } from '../../core/auth/action.j
 import { Database } from '../../core/database/database.js';
 import { foreignKeyViolation, uniqueViolation } from '../../core/database/sql.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { notFound } from '../../core/http/not-found.js';
+import { notFound } from '../../core/errors/not-found.js';
 import { buildPage, fetchLimit, resolvePaging, type Page } from '../../core/http/pagination.js';
 import type { RoleCreateDto, RoleDto, RolesQueryDto, RoleUpdateDto } from './dto/role.dto.js';
 import { GroupsRepository } from './groups.repository.js';

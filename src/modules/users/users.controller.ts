@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { Authenticated, CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import {
   ApiSuccessResponse,
   SUCCESS,
@@ -22,7 +22,7 @@ import {
   UserUpdateDto,
 } from './dto/user.dto.js';
 import { UsersService } from './users.service.js';
-import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import { ApiBodyExamples } from '../../core/openapi/api-body-examples.js';
 import { CREATE_USER_EXAMPLES, POLICIES_EXAMPLES, UPDATE_USER_EXAMPLES } from './users.examples.js';
 import { Audited } from '../../core/audit/audited.decorator.js';
 

@@ -1,4 +1,4 @@
-import { bodyExamples } from '../../core/http/api-body-examples.js';
+import { bodyExamples } from '../../core/openapi/api-body-examples.js';
 import { CreateGroupDto } from './dto/group.dto.js';
 import { PoliciesInputDto } from './dto/policy.dto.js';
 import { RoleCreateDto, RoleUpdateDto } from './dto/role.dto.js';

@@ -25,7 +25,7 @@ import { clientFailure } from '../../core/http/bulk.js';
 import { Database } from '../../core/database/database.js';
 import { TenantAccounts } from '../../core/tenancy/tenant-accounts.js';
 import { uniqueViolation } from '../../core/database/sql.js';
-import { notFound } from '../../core/http/not-found.js';
+import { notFound } from '../../core/errors/not-found.js';
 import { DeploymentsService } from '../deployments/deployments.service.js';
 import { OwnedContent } from './owned-content.js';
 import { PoliciesService } from './policies.service.js';

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
-import { coreError } from '../../core/http/api-error.js';
+import { coreError } from '../../core/errors/api-error.js';
 import { flattenValidationErrors } from '../../core/http/validation.pipe.js';
 
 /** Widget types clients are told about. */

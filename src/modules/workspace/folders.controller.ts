@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import {
   ApiSuccessResponse,
   SUCCESS,
@@ -19,7 +19,7 @@ import {
   UpdateFolderDto,
 } from './dto/folder.dto.js';
 import { FoldersService } from './folders.service.js';
-import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import { ApiBodyExamples } from '../../core/openapi/api-body-examples.js';
 import { CREATE_FOLDER_EXAMPLES, UPDATE_FOLDER_EXAMPLES } from './workspace.examples.js';
 import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js';
 import { Audited } from '../../core/audit/audited.decorator.js';

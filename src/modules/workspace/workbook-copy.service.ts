@@ -3,7 +3,7 @@ import { AccessService } from '../../core/auth/access.service.js';
 import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { Database } from '../../core/database/database.js';
-import { coreError } from '../../core/http/api-error.js';
+import { coreError } from '../../core/errors/api-error.js';
 import { copyName, randomPublicId, repointReportIds } from './dashboards.js';
 import { DashboardsRepository } from './dashboards.repository.js';
 import type { DuplicateWorkbookDto, WorkbookDto } from './dto/workbook.dto.js';

@@ -3,7 +3,7 @@ import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import {
   ApiSuccessResponse,
   SUCCESS,
@@ -28,7 +28,7 @@ import {
 import { DashboardsService } from './dashboards.service.js';
 import { WorkbookCopyService } from './workbook-copy.service.js';
 import { WorkbooksService } from './workbooks.service.js';
-import { ApiBodyExamples } from '../../core/http/api-body-examples.js';
+import { ApiBodyExamples } from '../../core/openapi/api-body-examples.js';
 import {
   CREATE_WORKBOOK_EXAMPLES,
   UPDATE_WORKBOOK_EXAMPLES,

@@ -1,4 +1,4 @@
-import { errorsOf } from '../../core/http/api-error.js';
+import { errorsOf } from '../../core/errors/api-error.js';
 
 /** Codes of the workbooks and dashboards endpoints. */
 export const workbooksError = errorsOf(

@@ -3,7 +3,7 @@ import { AccessService } from '../../core/auth/access.service.js';
 import { DeploymentsService } from '../deployments/deployments.service.js';
 import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { notFound as missing } from '../../core/http/not-found.js';
+import { notFound as missing } from '../../core/errors/not-found.js';
 import { validateDashboardConfig } from './dashboards.js';
 import { DashboardConfigDraftInputDto } from './dto/dashboard.dto.js';
 import type { WorkbookDto } from './dto/workbook.dto.js';

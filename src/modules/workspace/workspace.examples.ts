@@ -1,4 +1,4 @@
-import { bodyExamples } from '../../core/http/api-body-examples.js';
+import { bodyExamples } from '../../core/openapi/api-body-examples.js';
 import { CreateFolderDto, UpdateFolderDto } from './dto/folder.dto.js';
 import { CreateWorkbookDto, UpdateWorkbookDto, UpsertWorkbookDto } from './dto/workbook.dto.js';
 

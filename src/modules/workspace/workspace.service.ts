@@ -3,7 +3,7 @@ import { Action } from '../../core/auth/action.js';
 import { AccessService } from '../../core/auth/access.service.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { clientFailure } from '../../core/http/bulk.js';
-import { coreError } from '../../core/http/api-error.js';
+import { coreError } from '../../core/errors/api-error.js';
 import { buildPage, DEFAULT_PAGE_SIZE, type Page, type Paging } from '../../core/http/pagination.js';
 import { likePattern } from '../../core/http/sql.js';
 import { WORKSPACE_ITEM_TYPES, type WorkspaceItemType } from './content.sql.js';

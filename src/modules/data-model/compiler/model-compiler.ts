@@ -1,7 +1,7 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import path from 'node:path';
 import { AppConfig } from '../../../core/config/app-config.js';
-import { errorsOf } from '../../../core/http/api-error.js';
+import { errorsOf } from '../../../core/errors/api-error.js';
 import {
   NODE_VERSION,
   SANDBOX_DIR,

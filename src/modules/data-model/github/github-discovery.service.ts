@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../../core/auth/principal.js';
-import { coreError } from '../../../core/http/api-error.js';
-import { isNotFound } from '../../../core/http/not-found.js';
+import { coreError } from '../../../core/errors/api-error.js';
+import { isNotFound } from '../../../core/errors/not-found.js';
 import {
   encodeCursor,
   resolvePaging,

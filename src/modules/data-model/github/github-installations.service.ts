@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Principal } from '../../../core/auth/principal.js';
 import { AppConfig } from '../../../core/config/app-config.js';
 import { foreignKeyViolation } from '../../../core/database/sql.js';
-import { notFound } from '../../../core/http/not-found.js';
+import { notFound } from '../../../core/errors/not-found.js';
 import type { GitHubSetupQueryDto, GitHubSetupResultDto } from './dto/github.dto.js';
 import { GitHubInstallationsRepository } from './github-installations.repository.js';
 import {

@@ -1,6 +1,6 @@
 import { Injectable, Param, type PipeTransform } from '@nestjs/common';
 import { ApiParam } from '@nestjs/swagger';
-import { coreError } from '../../../core/http/api-error.js';
+import { coreError } from '../../../core/errors/api-error.js';
 import { MAX_GITHUB_ID } from './dto/github.dto.js';
 import { isGitHubOwner, isGitHubRepoName } from './github.client.js';
 

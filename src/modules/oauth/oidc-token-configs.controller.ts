@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import {
   ApiSuccessResponse,
   SUCCESS,
@@ -15,7 +15,7 @@ import {
   OidcTokenConfigDto,
   UpdateOidcTokenConfigDto,
 } from './dto/oidc-token-config.dto.js';
-import { OIDC_CONFIG_RULE_ERRORS } from './integrations.errors.js';
+import { OIDC_CONFIG_RULE_ERRORS } from './oauth.errors.js';
 import { OidcTokenConfigsService } from './oidc-token-configs.service.js';
 import { Audited } from '../../core/audit/audited.decorator.js';
 

@@ -41,4 +41,4 @@ import { UserOAuthTokensService } from './user-oauth-tokens.service.js';
   ],
   exports: [UserOAuthTokensService],
 })
-export class IntegrationsModule {}
+export class OAuthModule {}

@@ -10,10 +10,10 @@ import {
 import type { Request, Response } from 'express';
 import { QueryFailedError } from 'typeorm';
 import { ApiError } from './api-error.js';
-import { lockoutRetryAfterSeconds } from './auth-lockout.js';
-import { behaviourOf } from './route-behaviour.js';
+import { lockoutRetryAfterSeconds } from '../rate-limit/auth-lockout.js';
+import { behaviourOf } from '../http/route-behaviour.js';
 import { databaseUnavailable } from '../database/unavailable.js';
-import { challengeIfUnauthorized } from './www-authenticate.js';
+import { challengeIfUnauthorized } from '../http/www-authenticate.js';
 
 export interface ErrorBody {
   statusCode: number;

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { CoreV1Api, Observable, V1Pod } from '@kubernetes/client-node';
-import { ApiError } from '../../core/http/api-error.js';
-import { notFound } from '../../core/http/not-found.js';
+import { ApiError } from '../../core/errors/api-error.js';
+import { notFound } from '../../core/errors/not-found.js';
 import {
   DeploymentRuntime,
   type LogContainer,

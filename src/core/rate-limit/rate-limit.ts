@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { AppConfig } from '../config/app-config.js';
 import { hashToken } from '../auth/token.js';
 import { markLockedOut } from './auth-lockout.js';
-import { errorBody, sendError } from './exception.filter.js';
+import { errorBody, sendError } from '../errors/exception.filter.js';
 import { failFastRedis } from '../redis/redis.js';
 
 const PROBES = /^\/health\/(live|ready)\/?$/;

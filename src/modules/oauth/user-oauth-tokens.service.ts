@@ -3,7 +3,7 @@ import type { Principal } from '../../core/auth/principal.js';
 import { SecretBoxService } from '../../core/crypto/secret-box.service.js';
 import { Database } from '../../core/database/database.js';
 import type { OAuthErrorDto, UserOAuthTokenDto } from './dto/user-oauth-token.dto.js';
-import { integrationsError } from './integrations.errors.js';
+import { integrationsError } from './oauth.errors.js';
 import type { TokenSet } from './oauth-token-client.js';
 import {
   UserOAuthTokensRepository,

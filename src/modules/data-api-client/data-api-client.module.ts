@@ -13,4 +13,4 @@ import { DataApiClient } from './data-api.client.js';
   providers: [DataApiClient],
   exports: [DataApiClient],
 })
-export class DataApiModule {}
+export class DataApiClientModule {}

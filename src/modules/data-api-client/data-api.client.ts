@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { SignJWT } from 'jose';
 import { AppConfig } from '../../core/config/app-config.js';
-import { ApiError } from '../../core/http/api-error.js';
+import { ApiError } from '../../core/errors/api-error.js';
 import { DeploymentsService } from '../deployments/deployments.service.js';
 import { EnvVarsService } from '../deployments/env-vars.service.js';
 import { dataApiError } from './data-api.errors.js';

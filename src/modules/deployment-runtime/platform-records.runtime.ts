@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { notFound } from '../../core/http/not-found.js';
+import { notFound } from '../../core/errors/not-found.js';
 import { JobRuns, type OwnerLogLine } from '../../core/queue/job-runs.service.js';
 import { deploymentOwner } from '../deployments/deployments.service.js';
 import {

@@ -49,4 +49,4 @@ async function connect(config: AppConfig, records: PlatformRecordsRuntime): Prom
     RuntimeService,
   ],
 })
-export class RuntimeModule {}
+export class DeploymentRuntimeModule {}

@@ -3,8 +3,8 @@ import { applyDecorators, type INestApplication } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
 import { ApiExtension, ApiExtraModels, getSchemaPath, type OpenAPIObject } from '@nestjs/swagger';
 import { ACCESS_METADATA, type AccessRule } from '../auth/access.decorators.js';
-import { ERROR_CODES, type ErrorCode } from './error-codes.js';
-import { ErrorResponseDto } from './error-response.dto.js';
+import { ERROR_CODES, type ErrorCode } from '../errors/error-codes.js';
+import { ErrorResponseDto } from '../errors/error-response.dto.js';
 
 /** Where `@ApiErrors` leaves a route's codes for {@link documentErrorResponses}. */
 const ROUTE_CODES = 'x-error-codes';

@@ -1,4 +1,4 @@
-import { errorsOf } from '../../core/http/api-error.js';
+import { errorsOf } from '../../core/errors/api-error.js';
 
 /** The rules an OIDC token config's fields must satisfy, on create and update alike. */
 export const OIDC_CONFIG_RULE_ERRORS = [

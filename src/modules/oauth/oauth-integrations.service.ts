@@ -8,7 +8,7 @@ import type {
   OAuthIntegrationDto,
   UpdateOAuthIntegrationDto,
 } from './dto/oauth-integration.dto.js';
-import { integrationsError } from './integrations.errors.js';
+import { integrationsError } from './oauth.errors.js';
 import {
   OAuthIntegrationsRepository,
   type OAuthIntegrationSecretRow,

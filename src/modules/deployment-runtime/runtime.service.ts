@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AccessService } from '../../core/auth/access.service.js';
 import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { coreError } from '../../core/http/api-error.js';
+import { coreError } from '../../core/errors/api-error.js';
 import {
   DEFAULT_PAGE_SIZE,
   buildPage,

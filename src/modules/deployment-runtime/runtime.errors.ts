@@ -1,4 +1,4 @@
-import { errorsOf } from '../../core/http/api-error.js';
+import { errorsOf } from '../../core/errors/api-error.js';
 
 /**
  * What the runtime routes answer besides `notFound('Deployment' | 'Pod')`: a runtime out of reach,

@@ -1,4 +1,4 @@
-import { errorsOf } from '../../core/http/api-error.js';
+import { errorsOf } from '../../core/errors/api-error.js';
 
 /**
  * What a query to a deployment's Core Data API fails with, besides `notFound('Deployment')`: no

@@ -8,8 +8,8 @@ import {
   RequireActions,
 } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
-import { coreError } from '../../core/http/api-error.js';
-import { ApiErrors } from '../../core/http/api-errors.decorator.js';
+import { coreError } from '../../core/errors/api-error.js';
+import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import {
   ApiSuccessResponse,
   SUCCESS,

@@ -8,7 +8,7 @@ import type {
   OidcTokenConfigDto,
   UpdateOidcTokenConfigDto,
 } from './dto/oidc-token-config.dto.js';
-import { integrationsError } from './integrations.errors.js';
+import { integrationsError } from './oauth.errors.js';
 import { OidcTokenConfigsRepository, type OidcTokenConfigWrite } from './oidc-token-configs.repository.js';
 
 /** The audience of the types that have a well-known one. */
