@@ -5,6 +5,4 @@
  * database, and the modules they load are loaded once (docs/architecture.md, Tests).
  */
 import './notifications.e2e-part.js';
-import './notification-deliveries.e2e-part.js';
-import './notification-bounds.e2e-part.js';
 import './python-run.e2e-part.js';

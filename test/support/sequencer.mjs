@@ -16,7 +16,7 @@ const LONGEST = [
   'model-verdicts.e2e-spec.ts', // ~45 s
   'content.e2e-spec.ts', // ~45 s (a group of parts)
   'access.e2e-spec.ts', // ~45 s (a group)
-  'delivery.e2e-spec.ts', // ~45 s (a group)
+  'delivery.e2e-spec.ts', // ~30 s (a group)
   'model-compiler.spec.ts', // ~40 s
   'python-sandbox.spec.ts', // ~40 s
   'dbt-converter-compile.spec.ts', // ~40 s
@@ -29,7 +29,6 @@ const LONGEST = [
   'embedding.e2e-spec.ts', // ~30 s (a group)
   'notification-crash.e2e-spec.ts', // ~30 s
   'cli.e2e-spec.ts', // ~30 s
-  'dbt-sync.e2e-spec.ts', // ~30 s
   'connections.e2e-spec.ts', // ~30 s (a group)
   'scim.e2e-spec.ts', // ~25 s (a group)
   'runtimes.e2e-spec.ts', // ~25 s (a group)
