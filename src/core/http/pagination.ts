@@ -53,6 +53,9 @@ export class LegacyPaginationDto {
   @ApiProperty({ minimum: 0 }) limit: number;
 }
 
+/** The fields of a list's envelope. */
+export type PageField = 'items' | 'data' | 'count' | 'pageInfo' | 'pagination';
+
 /** How a list's envelope is made, besides `items` and `pageInfo`. */
 export interface PageShape {
   /**
@@ -66,13 +69,18 @@ export interface PageShape {
   dataDescription?: string;
   /** What the deprecated `count` says of itself (`legacy: 'offset'`). */
   count?: { description?: string; minimum?: number };
+  /**
+   * The schema's field order, for a list published with an order of its own: the same fields as
+   * `legacy` gives, each once (checked when the class is made).
+   */
+  order?: readonly PageField[];
 }
 
 /**
  * The response body of a list of `item`: `items` and `pageInfo`, with the deprecated fields its
  * {@link PageShape} names, in the order the schema shows them. Each list response is a subclass
  * named for the list (`class UsersListDto extends PageOf(UserDto, { legacy: 'offset' }) {}`): the
- * subclass's name is the schema's.
+ * subclass's name is the schema's, and fields beyond the envelope are declared on it.
  */
 export function PageOf<T>(item: Type<T>, shape?: PageShape & { legacy?: undefined }): Type<Page<T>>;
 export function PageOf<T>(
@@ -88,22 +96,27 @@ export function PageOf<T>(item: Type<T>, shape: PageShape = {}): Type<Page<T>> {
     count: number;
     pagination: LegacyPaginationDto;
   }
-  const property = (name: keyof PageOfItems, options: ApiPropertyOptions) =>
-    ApiProperty(options)(PageOfItems.prototype, name);
   const data: ApiPropertyOptions = {
     type: item,
     isArray: true,
     deprecated: true,
     ...(shape.dataDescription ? { description: shape.dataDescription } : {}),
   };
-  property('items', { type: item, isArray: true });
-  if (shape.legacy === 'data') property('data', data);
-  property('pageInfo', { type: PageInfoDto, ...(shape.nullablePageInfo ? { nullable: true } : {}) });
+  // Insertion order is the variant's own field order.
+  const fields = new Map<PageField, ApiPropertyOptions>();
+  fields.set('items', { type: item, isArray: true });
+  if (shape.legacy === 'data') fields.set('data', data);
+  fields.set('pageInfo', { type: PageInfoDto, ...(shape.nullablePageInfo ? { nullable: true } : {}) });
   if (shape.legacy === 'offset') {
-    property('data', data);
-    property('count', { type: Number, deprecated: true, ...shape.count });
-    property('pagination', { type: LegacyPaginationDto, deprecated: true });
+    fields.set('data', data);
+    fields.set('count', { type: Number, deprecated: true, ...shape.count });
+    fields.set('pagination', { type: LegacyPaginationDto, deprecated: true });
   }
+  const order = shape.order ?? [...fields.keys()];
+  if (new Set(order).size !== fields.size || order.some((name) => !fields.has(name))) {
+    throw new Error(`PageOf(${item.name}): order must list ${[...fields.keys()].join(', ')}, each once`);
+  }
+  for (const name of order) ApiProperty(fields.get(name))(PageOfItems.prototype, name);
   return PageOfItems as unknown as Type<Page<T>>;
 }
 

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { LegacyPageQueryDto, LegacyPaginationDto, PageInfoDto } from '../../../core/http/pagination.js';
+import { LegacyPageQueryDto, PageOf } from '../../../core/http/pagination.js';
 import { EnumField } from '../../../core/http/validation.js';
 
 export const ENVIRONMENT_TYPES = ['production', 'staging', 'development'] as const;
@@ -56,17 +56,9 @@ export class EnvironmentDto {
   @ApiProperty({ type: [EnvironmentApiCredentialDto] }) api_credentials: EnvironmentApiCredentialDto[];
 }
 
-/** Written out, not `PageOf`: its fields come in an order of their own (`pageInfo` after `count`). */
-export class EnvironmentsListDto {
-  @ApiProperty({ type: [EnvironmentDto] }) items: EnvironmentDto[];
-
-  @ApiProperty({ type: [EnvironmentDto], deprecated: true, description: 'Deprecated: the same as items' })
-  data: EnvironmentDto[];
-
-  @ApiProperty({ deprecated: true, description: 'Deprecated: the total number of environments' })
-  count: number;
-
-  @ApiProperty({ type: PageInfoDto }) pageInfo: PageInfoDto;
-
-  @ApiProperty({ type: LegacyPaginationDto, deprecated: true }) pagination: LegacyPaginationDto;
-}
+export class EnvironmentsListDto extends PageOf(EnvironmentDto, {
+  legacy: 'offset',
+  dataDescription: 'Deprecated: the same as items',
+  count: { description: 'Deprecated: the total number of environments' },
+  order: ['items', 'data', 'count', 'pageInfo', 'pagination'],
+}) {}
