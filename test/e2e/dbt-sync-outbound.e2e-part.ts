@@ -2,34 +2,9 @@ import net from 'node:net';
 import { OUTBOUND_REFUSED } from '../../src/core/net/outbound-address.js';
 import { bearer, expectErrorShape, startApp, type TestApp } from '../support/app.js';
 import { deploymentInput } from '../support/factories.js';
+import { remote, REMOTE_HOST } from '../support/tcp-remote.js';
 
 /** The address the test's remotes listen on: loopback, opened by this app's OUTBOUND_ALLOWED_HOSTS alone. */
-const REMOTE_HOST = '127.0.0.2';
-
-/** A TCP server on {@link REMOTE_HOST}; `open` holds the connections it has not seen closed. */
-async function remote(onConnection: (socket: net.Socket) => void) {
-  const open = new Set<net.Socket>();
-  let connections = 0;
-  const server = net.createServer((socket) => {
-    connections += 1;
-    open.add(socket);
-    // Read (and drop) what comes, so the other side's close is seen.
-    socket.resume();
-    socket.on('error', () => undefined);
-    socket.on('close', () => open.delete(socket));
-    onConnection(socket);
-  });
-  await new Promise<void>((resolve) => server.listen(0, REMOTE_HOST, () => resolve()));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    open,
-    connections: () => connections,
-    close: () => {
-      for (const socket of open) socket.destroy();
-      return new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
 
 /**
  * Issue 26, item 2: a tenant cannot aim a dbt repository at the platform's own network. (What a

@@ -1,7 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Principal } from '../../src/core/auth/principal.js';
@@ -22,6 +21,7 @@ import { bigManifest, DBT_FIXTURES, manifest, modelNode } from '../fixtures/dbt/
 import { waitFor } from '../support/factories.js';
 import { TestJobs, type TestJobContextOptions } from '../support/job-context.js';
 import { expectApiError, startServiceApp, type ServiceApp } from '../support/service.js';
+import { remote, REMOTE_HOST } from '../support/tcp-remote.js';
 
 /**
  * The rules of dbt syncs below HTTP (moved from the dbt-sync and dbt-sync-outbound e2e parts):
@@ -649,34 +649,8 @@ describe('dbt syncs', () => {
 });
 
 /** The address the test's remotes listen on: loopback, opened by this app's OUTBOUND_ALLOWED_HOSTS alone. */
-const REMOTE_HOST = '127.0.0.2';
 const TIMEOUT_MS = 2_000;
 const UNREACHABLE = `Could not fetch the dbt repository: the connection failed, was refused or did not finish within ${TIMEOUT_MS / 1000} s`;
-
-/** A TCP server on {@link REMOTE_HOST}; `open` holds the connections it has not seen closed. */
-async function remote(onConnection: (socket: net.Socket) => void) {
-  const open = new Set<net.Socket>();
-  let connections = 0;
-  const server = net.createServer((socket) => {
-    connections += 1;
-    open.add(socket);
-    // Read (and drop) what comes, so the other side's close is seen.
-    socket.resume();
-    socket.on('error', () => undefined);
-    socket.on('close', () => open.delete(socket));
-    onConnection(socket);
-  });
-  await new Promise<void>((resolve) => server.listen(0, REMOTE_HOST, () => resolve()));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    open,
-    connections: () => connections,
-    close: () => {
-      for (const socket of open) socket.destroy();
-      return new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
 
 /**
  * Issue 26, item 2: a failed fetch does not tell what listens at an address. Item 1's hung fetch:
