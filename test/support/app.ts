@@ -6,6 +6,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { createHttpApp } from '../../src/app.js';
+import { PrincipalCache } from '../../src/core/auth/principal-cache.js';
 import { AppConfig, type ProcessRole } from '../../src/core/config/app-config.js';
 import { AccountsService } from '../../src/modules/users/accounts.service.js';
 import { createTestDatabase, dropTestDatabase, REDIS_URL } from './database.js';
@@ -94,7 +95,13 @@ export async function startApp(
     dataSource,
     databaseUrl: db.url,
     admin: { ...adminIdentity, slug: 'acme', email: 'admin@acme.test' },
-    sql: (text, params) => dataSource.query(text, params),
+    // SQL by hand reaches this process's principal cache through the `principals_changed`
+    // notification, moments later; a test's next request must not race it, so it is emptied here.
+    sql: async (text, params) => {
+      const rows = await dataSource.query(text, params);
+      app.get(PrincipalCache).clear();
+      return rows;
+    },
     close: async () => {
       await app.close();
       await dropTestDatabase(db.name);

@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module.js';
+import { PrincipalCache } from '../../src/core/auth/principal-cache.js';
 import type { AppConfig } from '../../src/core/config/app-config.js';
 import { ApiError } from '../../src/core/errors/api-error.js';
 import { AccountsService } from '../../src/modules/users/accounts.service.js';
@@ -49,7 +50,13 @@ export async function startServiceApp(
     dataSource,
     admin,
     make: new Factories(app, admin),
-    sql: (text, params) => dataSource.query(text, params),
+    // SQL by hand reaches this process's principal cache through the `principals_changed`
+    // notification, moments later; a test's next request must not race it, so it is emptied here.
+    sql: async (text, params) => {
+      const rows = await dataSource.query(text, params);
+      app.get(PrincipalCache).clear();
+      return rows;
+    },
     close: async () => {
       await app.close();
       await dropTestDatabase(db.name);
