@@ -21,6 +21,7 @@ import { JobAccounts1764800000300 } from './1764800000300-JobAccounts.js';
 import { JobConsumers1764900000100 } from './1764900000100-JobConsumers.js';
 import { Installation1764900000500 } from './1764900000500-Installation.js';
 import { DbtSyncReadManifests1765000000000 } from './1765000000000-DbtSyncReadManifests.js';
+import { EnvironmentsAndTokens1765100000000 } from './1765100000000-EnvironmentsAndTokens.js';
 
 /** Every migration, in order. Listed explicitly: ESM builds cannot rely on globbing. */
 export const MIGRATIONS = [
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   JobConsumers1764900000100,
   Installation1764900000500,
   DbtSyncReadManifests1765000000000,
+  EnvironmentsAndTokens1765100000000,
 ];

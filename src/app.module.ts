@@ -25,6 +25,7 @@ import { DataModelModule } from './modules/data-model/data-model.module.js';
 import { DeploymentRuntimeModule } from './modules/deployment-runtime/deployment-runtime.module.js';
 import { DbtSyncModule } from './modules/dbt-sync/dbt-sync.module.js';
 import { DataApiClientModule } from './modules/data-api-client/data-api-client.module.js';
+import { DataApiTokensModule } from './modules/data-api-tokens/data-api-tokens.module.js';
 import { PythonRunsModule } from './modules/python-runs/python-runs.module.js';
 import { NotificationsModule } from './modules/notifications/notifications.module.js';
 
@@ -62,6 +63,7 @@ export class AppModule {
         DeploymentRuntimeModule,
         DbtSyncModule,
         DataApiClientModule,
+        DataApiTokensModule,
         PythonRunsModule,
         NotificationsModule,
       ],

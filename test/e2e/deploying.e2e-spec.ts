@@ -1,5 +1,5 @@
 /**
- * Deployments, their environments, versions and environment variables.
+ * Deployments, their environments, versions, environment variables and data API tokens.
  *
  * One Jest file for several parts (`*.e2e-part.ts`): each part keeps its own `describe`, app and
  * database, and the modules they load are loaded once (docs/architecture.md, Tests).
@@ -8,3 +8,4 @@ import './deployments.e2e-part.js';
 import './environments.e2e-part.js';
 import './deployment-versions.e2e-part.js';
 import './env-vars.e2e-part.js';
+import './data-api-tokens.e2e-part.js';

@@ -86,7 +86,7 @@ describe('deployment environments', () => {
     ].sort((a, b) => (a.branch < b.branch ? -1 : 1));
     const expected: Environment[] = [
       {
-        id: 'production',
+        id: expect.stringMatching(/^[1-9]\d*$/),
         type: 'production',
         branch: 'master',
         user: null,
@@ -96,7 +96,7 @@ describe('deployment environments', () => {
         ],
       },
       ...['feature-a', 'feature/b'].map((b) => ({
-        id: `staging:${b}`,
+        id: expect.stringMatching(/^[1-9]\d*$/),
         type: 'staging',
         branch: b,
         user: null,
@@ -112,7 +112,7 @@ describe('deployment environments', () => {
         ],
       })),
       ...devs.map((d) => ({
-        id: `development:${d.branch}`,
+        id: expect.stringMatching(/^[1-9]\d*$/),
         type: 'development',
         branch: d.branch,
         user: d.user,
@@ -134,37 +134,62 @@ describe('deployment environments', () => {
     expect(res.body.count).toBe(5);
     expect(res.body.pagination).toEqual({ total: 5, offset: 0, limit: 100 });
     expect(res.body.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: false });
+    // Every environment has an id of its own, and reading again gives the same ids.
+    const ids = (res.body.items as Environment[]).map((e) => e.id);
+    expect(new Set(ids).size).toBe(5);
+    expect(((await envs(id)).body.items as Environment[]).map((e) => e.id)).toEqual(ids);
   });
 
   it('filters by type', async () => {
-    const ids = async (type: string) =>
-      ((await envs(id, { type })).body.items as Environment[]).map((e) => e.id);
-    expect(await ids('production')).toEqual(['production']);
-    expect(await ids('staging')).toEqual(['staging:feature-a', 'staging:feature/b']);
-    expect((await ids('development')).sort()).toEqual(
-      [`development:${devBranch}`, `development:${analystBranch}`].sort(),
-    );
+    const branches = async (type: string) =>
+      ((await envs(id, { type })).body.items as Environment[]).map((e) => e.branch);
+    expect(await branches('production')).toEqual(['master']);
+    expect(await branches('staging')).toEqual(['feature-a', 'feature/b']);
+    expect((await branches('development')).sort()).toEqual([devBranch, analystBranch].sort());
     const res = await envs(id, { type: 'staging' });
     expect(res.body.count).toBe(2);
   });
 
-  it('follows the staging toggle and branch deletion', async () => {
+  it('follows the staging toggle and branch deletion: a branch staged again gets a new id', async () => {
+    const stagedId = async (name: string) =>
+      ((await envs(id, { type: 'staging' })).body.items as Environment[]).find((e) => e.branch === name)?.id;
     await branch(id, 'short-lived');
     await staging(id, 'short-lived', true);
-    let staged = ((await envs(id, { type: 'staging' })).body.items as Environment[]).map((e) => e.branch);
-    expect(staged).toContain('short-lived');
-    await staging(id, 'short-lived', false);
-    staged = ((await envs(id, { type: 'staging' })).body.items as Environment[]).map((e) => e.branch);
-    expect(staged).not.toContain('short-lived');
+    const first = await stagedId('short-lived');
+    expect(first).toMatch(/^[1-9]\d*$/);
+    // Turning an environment on that is on already keeps it.
     await staging(id, 'short-lived', true);
+    expect(await stagedId('short-lived')).toBe(first);
+    await staging(id, 'short-lived', false);
+    expect(await stagedId('short-lived')).toBeUndefined();
+    await staging(id, 'short-lived', true);
+    const second = await stagedId('short-lived');
+    expect(second).toMatch(/^[1-9]\d*$/);
+    expect(second).not.toBe(first);
     const del = await t
       .http()
       .delete(`${build(id)}/branches`)
       .query({ branchName: 'short-lived' })
       .set(bearer(t.admin.token));
     expect(del.status).toBe(200);
-    staged = ((await envs(id, { type: 'staging' })).body.items as Environment[]).map((e) => e.branch);
-    expect(staged).not.toContain('short-lived');
+    expect(await stagedId('short-lived')).toBeUndefined();
+    expect(await t.sql(`SELECT id FROM environments WHERE id = ANY($1::int[])`, [[first, second]])).toEqual(
+      [],
+    );
+  });
+
+  it("keeps production's id when the deploy branch changes", async () => {
+    const fresh = await createDeployment(t.admin);
+    const before = (await envs(fresh.id)).body.items as Environment[];
+    await branch(fresh.id, 'release');
+    const put = await t
+      .http()
+      .put(`/api/v1/deployments/${fresh.id}`)
+      .set(bearer(t.admin.token))
+      .send({ deployBranchName: 'release' });
+    expect(put.status).toBe(200);
+    const after = (await envs(fresh.id)).body.items as Environment[];
+    expect(after).toEqual([{ ...before[0], branch: 'release' }]);
   });
 
   it('pages with cursors and with the legacy offset, the two styles giving the same order', async () => {
@@ -190,7 +215,7 @@ describe('deployment environments', () => {
   it('has only production on a new deployment', async () => {
     const fresh = await createDeployment(t.admin);
     const res = await envs(fresh.id);
-    expect((res.body.items as Environment[]).map((e) => e.id)).toEqual(['production']);
+    expect((res.body.items as Environment[]).map((e) => e.type)).toEqual(['production']);
   });
 
   it('answers 401 without a token', async () => {

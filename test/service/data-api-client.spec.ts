@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AppConfig, ConfigError } from '../../src/core/config/app-config.js';
 import { DataApiClient, type DataApiTarget } from '../../src/modules/data-api-client/data-api.client.js';
 import { DeploymentsService } from '../../src/modules/deployments/deployments.service.js';
+import { DataApiKeys } from '../../src/modules/data-api-client/data-api-keys.service.js';
 import { EnvVarsService } from '../../src/modules/deployments/env-vars.service.js';
 import { startDataApiFake, type DataApiFake } from '../support/data-api-fake.js';
 import { expectApiError, startServiceApp, type ServiceApp } from '../support/service.js';
@@ -264,7 +265,7 @@ describe('the data API client', () => {
         dataApi: { ...config.dataApi, urlTemplate: `${fake.url}/deployments/{accountId}` },
       } as AppConfig,
       s.app.get(DeploymentsService),
-      s.app.get(EnvVarsService),
+      s.app.get(DataApiKeys),
     );
     await recorded(() => other.meta(target, ctx));
     expect(fake.requests.map((r) => [r.deploymentId, r.path])).toEqual([
@@ -294,7 +295,7 @@ describe('the data API client', () => {
         dataApi: { ...config.dataApi, urlTemplate: `http://127.0.0.1:${await closedPort()}` },
       } as AppConfig,
       s.app.get(DeploymentsService),
-      s.app.get(EnvVarsService),
+      s.app.get(DataApiKeys),
     );
     const message = await expectDataApiError(refused.load(target, {}, ctx), 503, 'data_api_unavailable');
     expect(message).toContain('ECONNREFUSED');
@@ -307,7 +308,7 @@ describe('the data API client', () => {
     return new DataApiClient(
       { ...config, dataApi: { ...config.dataApi, ...dataApi } } as AppConfig,
       s.app.get(DeploymentsService),
-      s.app.get(EnvVarsService),
+      s.app.get(DataApiKeys),
     );
   };
 

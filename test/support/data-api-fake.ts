@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { jwtVerify } from 'jose';
@@ -22,6 +23,13 @@ import { jwtVerify } from 'jose';
  *
  * The same fake serves every deployment: `env()` points `DATA_API_URL_TEMPLATE` at
  * `<url>/deployments/{deploymentId}`, and each recorded request says which deployment it was for.
+ * That address is the production environment. A staging or development environment is served at
+ * `<url>/deployments/{deploymentId}/dev-mode/<branch>/cubejs-api/v1/...` once `serveEnvironment`
+ * names its id, and checks tokens with that environment's secret, as docs/querying.md gives it:
+ * hex HMAC-SHA256 of `environment:<id>` keyed with `secret` (written here from the document, not
+ * imported, so the two are checked against each other). A token carrying a `scopes` claim is
+ * refused a route outside them (`403 API scope is missing: <scope>`, Cube's answer), as a Cube whose
+ * `contextToApiScopes` reads the claim.
  *
  * ```ts
  * const fake = await startDataApiFake({ secret: 'a'.repeat(32) });
@@ -42,11 +50,13 @@ export interface DataApiFakeRequest {
   path: string;
   /** The `{deploymentId}` of the address, when the request came through `env()`'s template. */
   deploymentId: number | null;
+  /** The branch of a `/dev-mode/<branch>` address; null for production. */
+  branch: string | null;
   /** The `Authorization` header as sent. */
   authorization: string | undefined;
-  /** Whether the token verified, or why not. */
-  auth: 'ok' | 'missing' | 'bearer' | 'invalid';
-  /** The verified claims without `iat` and `exp`: the security context; null unless `auth` is ok. */
+  /** Whether the token verified, or why not (`unknown`: a dev-mode address no environment serves). */
+  auth: 'ok' | 'missing' | 'bearer' | 'invalid' | 'unknown';
+  /** The verified claims without `iat`, `exp` and `scopes`: the security context; null unless `auth` is ok. */
   securityContext: Record<string, unknown> | null;
   /** The verified claims as sent, `iat` and `exp` included. */
   claims: Record<string, unknown> | null;
@@ -92,10 +102,19 @@ export interface DataApiFake {
   release(status?: number): void;
   /** Back to a well-behaved data API with the default handlers; the recorded requests are kept. */
   reset(): void;
+  /** Serves environment `environmentId` at `/deployments/<deploymentId>/dev-mode/<branch>`. */
+  serveEnvironment(deploymentId: number, branch: string, environmentId: number): void;
   close(): Promise<void>;
 }
 
 const PREFIX = /^\/deployments\/(\d+)(\/.*)$/;
+const DEV_MODE = /^\/dev-mode\/([^/]+)(\/.*)$/;
+/** The scope Cube asks of each route. */
+const ROUTE_SCOPES: Record<string, string> = {
+  'POST /cubejs-api/v1/load': 'data',
+  'POST /cubejs-api/v1/cubesql': 'sql',
+  'GET /cubejs-api/v1/meta': 'meta',
+};
 
 export async function startDataApiFake(options: {
   secret: string;
@@ -103,7 +122,11 @@ export async function startDataApiFake(options: {
 }): Promise<DataApiFake> {
   const { secret } = options;
   const chunkRows = options.sqlChunkRows ?? 1000;
-  const key = new TextEncoder().encode(secret);
+  const productionKey = new TextEncoder().encode(secret);
+  /** `<deploymentId>/<branch>` -> the environment id served there. */
+  const environments = new Map<string, number>();
+  const environmentKey = (id: number) =>
+    new TextEncoder().encode(createHmac('sha256', secret).update(`environment:${id}`).digest('hex'));
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   const requests: DataApiFakeRequest[] = [];
@@ -121,8 +144,9 @@ export async function startDataApiFake(options: {
   /** Answers held back by `hang()`. */
   const hanging = new Set<ServerResponse>();
 
-  const verify = async (header: string | undefined) => {
+  const verify = async (header: string | undefined, key: Uint8Array | null) => {
     if (!header) return { auth: 'missing' as const, claims: null };
+    if (!key) return { auth: 'unknown' as const, claims: null };
     if (/^bearer\s/i.test(header)) return { auth: 'bearer' as const, claims: null };
     try {
       const { payload } = await jwtVerify(header, key, { algorithms: ['HS256'] });
@@ -135,7 +159,12 @@ export async function startDataApiFake(options: {
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://fake');
     const prefixed = PREFIX.exec(url.pathname);
-    const path = prefixed ? prefixed[2] : url.pathname;
+    const below = prefixed ? prefixed[2] : url.pathname;
+    const devMode = DEV_MODE.exec(below);
+    const path = devMode ? devMode[2] : below;
+    const branch = devMode ? decodeURIComponent(devMode[1]) : null;
+    const environmentId = branch === null ? undefined : environments.get(`${prefixed?.[1]}/${branch}`);
+    const key = branch === null ? productionKey : environmentId ? environmentKey(environmentId) : null;
     const raw = await readBody(req);
     let body: Record<string, unknown> = {};
     try {
@@ -143,14 +172,15 @@ export async function startDataApiFake(options: {
     } catch {
       body = {};
     }
-    const { auth, claims } = await verify(req.headers.authorization);
+    const { auth, claims } = await verify(req.headers.authorization, key);
     const securityContext = claims
-      ? Object.fromEntries(Object.entries(claims).filter(([k]) => k !== 'iat' && k !== 'exp'))
+      ? Object.fromEntries(Object.entries(claims).filter(([k]) => !['iat', 'exp', 'scopes'].includes(k)))
       : null;
     const request: DataApiFakeRequest = {
       method: req.method ?? 'GET',
       path,
       deploymentId: prefixed ? Number(prefixed[1]) : null,
+      branch,
       authorization: req.headers.authorization,
       auth,
       securityContext,
@@ -188,12 +218,15 @@ export async function startDataApiFake(options: {
       const { status, error: message, body: text } = state.failure;
       return answer(status, text ?? JSON.stringify({ error: message ?? 'Internal Server Error' }));
     }
+    if (auth === 'unknown') return error(404, `No environment serves dev-mode branch ${branch}`);
     if (auth === 'missing') return error(403, "Authorization header isn't set");
     if (auth !== 'ok' || !securityContext) return error(403, 'Invalid token');
 
     const route = `${request.method} ${path}`;
-    const known = ['POST /cubejs-api/v1/load', 'POST /cubejs-api/v1/cubesql', 'GET /cubejs-api/v1/meta'];
-    if (!known.includes(route)) return error(404, `Cannot ${route}`);
+    const scope = ROUTE_SCOPES[route];
+    if (!scope) return error(404, `Cannot ${route}`);
+    const scopes = claims?.scopes;
+    if (Array.isArray(scopes) && !scopes.includes(scope)) return error(403, `API scope is missing: ${scope}`);
     if (state.waits > 0) {
       state.waits -= 1;
       return answer(200, JSON.stringify({ error: 'Continue wait' }));
@@ -242,6 +275,9 @@ export async function startDataApiFake(options: {
     secret,
     requests,
     env: () => ({ DATA_API_URL_TEMPLATE: `${url}/deployments/{deploymentId}` }),
+    serveEnvironment: (deploymentId, branch, environmentId) => {
+      environments.set(`${deploymentId}/${branch}`, environmentId);
+    },
     onLoad: (handler) => {
       state.load = handler;
     },

@@ -101,6 +101,7 @@ const SEALED: Record<string, string> = {
   'src/modules/oauth/oauth-flow.service.ts': 'PKCE code verifiers',
   'src/modules/dbt-sync/dbt-integrations.service.ts': 'dbt repository credentials',
   'src/modules/deployments/env-vars.service.ts': 'environment variable values',
+  'src/modules/data-api-tokens/data-api-tokens.service.ts': 'issued data API tokens',
 };
 
 describe('the secrets docs/configuration.md says are sealed', () => {

@@ -17,6 +17,7 @@ const KINDS = {
   EmbedGroup: 'embed_group_not_found',
   EmbedTenant: 'embed_tenant_not_found',
   EmbedUser: 'embed_user_not_found',
+  Environment: 'environment_not_found',
   Folder: 'folder_not_found',
   GitHubInstallation: 'github_installation_not_found',
   GitHubRepository: 'github_repository_not_found',

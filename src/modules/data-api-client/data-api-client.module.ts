@@ -1,16 +1,18 @@
 import { Module } from '@nestjs/common';
 import { DeploymentsModule } from '../deployments/deployments.module.js';
+import { DataApiKeys } from './data-api-keys.service.js';
 import { DataApiClient } from './data-api.client.js';
 
 /**
  * The client of deployments' Core Data APIs ({@link DataApiClient}): for the modules that read a
- * deployment's data (notifications, Python runs). It has no routes and no tables; it reads the
+ * deployment's data (notifications, Python runs), and the keys data API tokens are signed with
+ * ({@link DataApiKeys}, for the module that issues them). It has no routes and no tables; it reads the
  * deployment (its address, in the caller's account) and its `CUBEJS_API_SECRET` through the
  * deployments module.
  */
 @Module({
   imports: [DeploymentsModule],
-  providers: [DataApiClient],
-  exports: [DataApiClient],
+  providers: [DataApiClient, DataApiKeys],
+  exports: [DataApiClient, DataApiKeys],
 })
 export class DataApiClientModule {}

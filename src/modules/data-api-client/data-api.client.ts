@@ -1,10 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
-import { SignJWT } from 'jose';
 import { AppConfig } from '../../core/config/app-config.js';
 import { ApiError } from '../../core/errors/api-error.js';
 import { DeploymentsService } from '../deployments/deployments.service.js';
-import { EnvVarsService } from '../deployments/env-vars.service.js';
+import { API_SECRET_VARIABLE, DataApiKeys, signDataApiToken } from './data-api-keys.service.js';
 import { dataApiError } from './data-api.errors.js';
 import {
   AnswerTooLarge,
@@ -43,9 +42,6 @@ export interface DataApiCallOptions {
   timeoutMs?: number;
 }
 
-/** The deployment variable holding the secret its data API checks API tokens with. */
-export const API_SECRET_VARIABLE = 'CUBEJS_API_SECRET';
-
 /** First pause after a `Continue wait`, doubled after each, up to {@link MAX_DELAY_MS}. */
 export const FIRST_DELAY_MS = 100;
 export const MAX_DELAY_MS = 2_000;
@@ -66,7 +62,8 @@ interface Endpoint {
   baseUrl: string;
   /** The setting the address comes from, for messages: `DATA_API_URL_TEMPLATE` or `DEPLOYMENT_DOMAIN`. */
   setting: string;
-  key: Uint8Array;
+  /** The deployment's `CUBEJS_API_SECRET`. */
+  secret: string;
   /** Text never to be repeated: the secret (and, once signed, each token). */
   secrets: string[];
 }
@@ -104,7 +101,7 @@ export class DataApiClient {
   constructor(
     private readonly config: AppConfig,
     private readonly deployments: DeploymentsService,
-    private readonly envVars: EnvVarsService,
+    private readonly keys: DataApiKeys,
   ) {}
 
   /** Whether this installation names deployments' data APIs (DATA_API_URL_TEMPLATE or DEPLOYMENT_DOMAIN). */
@@ -347,25 +344,19 @@ export class DataApiClient {
       await this.deployments.requireInAccount(accountId, deploymentId);
       throw dataApiError('data_api_not_configured', NO_DATA_API);
     }
-    const secret = (await this.envVars.values(accountId, deploymentId)).get(API_SECRET_VARIABLE);
-    if (!secret || secret.trim() === '') {
-      throw dataApiError(
-        'data_api_not_configured',
-        `Deployment ${deploymentId} has no ${API_SECRET_VARIABLE} environment variable to sign data API ` +
-          'tokens with; set it (PUT /api/v1/deployments/{id}/env-vars) to the API secret its runtime uses',
-      );
-    }
-    return { baseUrl, setting, key: new TextEncoder().encode(secret), secrets: [secret] };
+    const secret = await this.keys.apiSecret(accountId, deploymentId);
+    return { baseUrl, setting, secret, secrets: [secret] };
   }
 
   /** An API token for one request: the security context, issued now, valid a little past the request. */
   private sign(endpoint: Endpoint, securityContext: SecurityContext, timeoutMs: number): Promise<string> {
     const issuedAt = Math.floor(Date.now() / 1000);
-    return new SignJWT({ ...securityContext })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setIssuedAt(issuedAt)
-      .setExpirationTime(issuedAt + Math.ceil(timeoutMs / 1000) + 60)
-      .sign(endpoint.key);
+    return signDataApiToken(
+      endpoint.secret,
+      securityContext,
+      issuedAt,
+      issuedAt + Math.ceil(timeoutMs / 1000) + 60,
+    );
   }
 
   private async pause(ms: number, signal: AbortSignal | undefined): Promise<void> {

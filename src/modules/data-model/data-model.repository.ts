@@ -122,10 +122,17 @@ export class DataModelRepository {
     deploymentId: number,
     branch: Omit<BranchRow, 'id' | 'stagingEnabled'>,
   ): Promise<boolean> {
+    // A personal dev branch is served in a development environment of its own from the start.
     const rows = await this.db.query(
-      `INSERT INTO model_branches (account_id, deployment_id, name, parent_name, kind, owner_user_id)
-       VALUES (:accountId, :deploymentId, :name, :parentName, :kind, :ownerUserId)
-       ON CONFLICT (deployment_id, name) DO NOTHING RETURNING id`,
+      `WITH b AS (
+         INSERT INTO model_branches (account_id, deployment_id, name, parent_name, kind, owner_user_id)
+         VALUES (:accountId, :deploymentId, :name, :parentName, :kind, :ownerUserId)
+         ON CONFLICT (deployment_id, name) DO NOTHING RETURNING id, kind
+       ), e AS (
+         INSERT INTO environments (account_id, deployment_id, type, branch_id)
+         SELECT :accountId, :deploymentId, 'development', id FROM b WHERE kind = 'dev'
+       )
+       SELECT id FROM b`,
       { accountId, deploymentId, ...branch },
     );
     return rows.length > 0;
@@ -148,10 +155,31 @@ export class DataModelRepository {
     });
   }
 
+  /**
+   * Turns a branch's staging environment on (a new environment, unless it is on already) or off
+   * (its environment and that environment's tokens are deleted).
+   */
   async setStaging(deploymentId: number, name: string, enabled: boolean): Promise<void> {
     await this.db.query(
-      `UPDATE model_branches SET staging_enabled = :enabled WHERE deployment_id = :deploymentId AND name = :name`,
+      `WITH b AS (
+         UPDATE model_branches SET staging_enabled = :enabled WHERE deployment_id = :deploymentId AND name = :name
+         RETURNING id, account_id
+       ), added AS (
+         INSERT INTO environments (account_id, deployment_id, type, branch_id)
+         SELECT account_id, :deploymentId, 'staging', id FROM b WHERE :enabled
+         ON CONFLICT (branch_id) DO NOTHING
+       )
+       DELETE FROM environments e USING b WHERE NOT :enabled AND e.branch_id = b.id`,
       { deploymentId, name, enabled },
+    );
+  }
+
+  /** The deployment's production environment (once, when the deployment is created). */
+  async addProductionEnvironment(accountId: number, deploymentId: number): Promise<void> {
+    await this.db.query(
+      `INSERT INTO environments (account_id, deployment_id, type) VALUES (:accountId, :deploymentId, 'production')
+       ON CONFLICT (deployment_id) WHERE type = 'production' DO NOTHING`,
+      { accountId, deploymentId },
     );
   }
 
@@ -398,8 +426,8 @@ export class DataModelRepository {
   /**
    * A page of the deployment's environments in (rank, branch) order: production (rank 0, the
    * deploy branch), staging (rank 1, shared branches with the toggle on) and development (rank
-   * 2, personal dev branches with their owner's email), and the count of every environment
-   * of the requested types before paging. An empty page is one row with a null rank.
+   * 2, personal dev branches with their owner's email), each with its id, and the count of every
+   * environment of the requested types before paging. An empty page is one row with a null rank.
    */
   environments(q: {
     deploymentId: number;
@@ -410,21 +438,11 @@ export class DataModelRepository {
     offset: number;
   }): Promise<Array<EnvironmentRow | { rank: null; total: number }>> {
     return this.db.query(
-      `WITH env AS (
-         SELECT 0 AS rank, :deployBranch::text AS branch, NULL::text AS email
-         UNION ALL
-         SELECT 1, b.name, NULL FROM model_branches b
-          WHERE b.deployment_id = :deploymentId AND b.kind = 'shared' AND b.staging_enabled
-            AND b.name <> :deployBranch
-         UNION ALL
-         SELECT 2, b.name, u.email FROM model_branches b
-           ${userJoin('b.owner_user_id', 'u')}
-          WHERE b.deployment_id = :deploymentId AND b.kind = 'dev'
-       ), wanted AS (SELECT * FROM env WHERE rank = ANY(:ranks))
-       SELECT t.total, p.rank, p.branch, p.email
+      `WITH env AS (${ENVIRONMENTS_SQL}), wanted AS (SELECT * FROM env WHERE rank = ANY(:ranks))
+       SELECT t.total, p.id, p.rank, p.branch, p.email, p."userId"
          FROM (SELECT count(*)::int AS total FROM wanted) t
          LEFT JOIN LATERAL (
-           SELECT rank, branch, email FROM wanted
+           SELECT id, rank, branch, email, "userId" FROM wanted
             WHERE :noAfter OR (rank, branch COLLATE "C") > (:afterRank, :afterBranch COLLATE "C")
             ORDER BY rank, branch COLLATE "C"
             LIMIT :limit OFFSET :offset
@@ -441,10 +459,54 @@ export class DataModelRepository {
       },
     );
   }
+
+  /**
+   * One environment of the deployment as the list shows it, or undefined when there is none by
+   * that id (another deployment's, or a staging environment whose branch became the deploy
+   * branch). `lock`: the environment's row is locked until the unit of work ends, so that it
+   * cannot be deleted meanwhile and writers for one environment take turns.
+   */
+  async environment(
+    deploymentId: number,
+    deployBranch: string,
+    environmentId: number,
+    options: { lock?: boolean } = {},
+  ): Promise<EnvironmentRow | undefined> {
+    if (options.lock) {
+      await this.db.query(`SELECT id FROM environments WHERE id = :environmentId FOR UPDATE`, {
+        environmentId,
+      });
+    }
+    return this.db.one<EnvironmentRow>(
+      `WITH env AS (${ENVIRONMENTS_SQL})
+       SELECT env.id, env.rank, env.branch, env.email, env."userId" FROM env WHERE env.id = :environmentId`,
+      { deploymentId, deployBranch, environmentId },
+    );
+  }
 }
 
+/**
+ * Every environment of `:deploymentId` the list shows, as (id, rank, branch, email, userId):
+ * production serves `:deployBranch`; a staging environment is shown while its branch is a shared
+ * branch with the toggle on (and not the deploy branch); a development one with its dev branch.
+ */
+const ENVIRONMENTS_SQL = `
+  SELECT e.id, 0 AS rank, :deployBranch::text AS branch, NULL::text AS email, NULL::int AS "userId"
+    FROM environments e WHERE e.deployment_id = :deploymentId AND e.type = 'production'
+  UNION ALL
+  SELECT e.id, 1, b.name, NULL, NULL FROM environments e JOIN model_branches b ON b.id = e.branch_id
+   WHERE e.deployment_id = :deploymentId AND e.type = 'staging' AND b.kind = 'shared' AND b.staging_enabled
+     AND b.name <> :deployBranch
+  UNION ALL
+  SELECT e.id, 2, b.name, u.email, b.owner_user_id FROM environments e JOIN model_branches b ON b.id = e.branch_id
+    ${userJoin('b.owner_user_id', 'u')}
+   WHERE e.deployment_id = :deploymentId AND e.type = 'development' AND b.kind = 'dev'`;
+
 export interface EnvironmentRow {
+  id: number;
   rank: 0 | 1 | 2;
+  /** The owner of a development environment's branch. */
+  userId: number | null;
   branch: string;
   email: string | null;
   total: number;

@@ -7,7 +7,7 @@ import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
 import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js';
 import { EnvironmentsListDto, EnvironmentsQueryDto } from './dto/environments.dto.js';
-import { ModelEnvironments } from './model-environments.js';
+import { ModelEnvironments } from './model-environments.service.js';
 
 @ApiTags('Environments')
 @UseFilters(DeploymentScopeFilter)

@@ -36,8 +36,10 @@ export class EnvironmentApiCredentialDto {
 export class EnvironmentDto {
   @ApiProperty({
     description:
-      'Stable id: `production`, `staging:<branch>` or `development:<branch>`; it names the branch it serves',
-    example: 'staging:feature-x',
+      'Stable numeric id, as a string: the `environmentId` its tokens are issued for ' +
+      '(`POST .../environments/{environmentId}/tokens`). Production keeps its id; a staging or development ' +
+      'environment keeps it while it exists and goes with its branch (or staging toggle), tokens and all',
+    example: '42',
   })
   id: string;
 

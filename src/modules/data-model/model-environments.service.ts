@@ -9,12 +9,14 @@ import {
   withLegacyFields,
   type LegacyPage,
 } from '../../core/http/pagination.js';
+import { notFound } from '../../core/errors/not-found.js';
 import { DeploymentsService } from '../deployments/deployments.service.js';
 import { DataModelRepository, type EnvironmentRow } from './data-model.repository.js';
 import {
   ENVIRONMENT_TYPES,
   type EnvironmentApiCredentialDto,
   type EnvironmentDto,
+  type EnvironmentType,
   type EnvironmentsQueryDto,
 } from './dto/environments.dto.js';
 
@@ -28,7 +30,8 @@ export const SQL_API_PORT = 5432;
  *   `<deploymentUrl>/dev-mode/<branch>/cubejs-api/v1` (the address the reference gives a staging
  *   environment);
  * - development: each user's personal dev-mode branch, at the same kind of address.
- * Environments are derived from the branches, never stored apart from them.
+ * Each has a stable numeric id (a row of `environments`, kept by the branch writes of
+ * {@link DataModelRepository}): data API tokens are issued for it.
  */
 @Injectable()
 export class ModelEnvironments {
@@ -72,13 +75,45 @@ export class ModelEnvironments {
       total,
     );
   }
+
+  /**
+   * One environment of a deployment of `accountId` (404 `deployment_not_found`, then
+   * `environment_not_found`). No access check: the caller checks the action its operation needs.
+   * `lock` (inside a unit of work): the environment cannot go until the unit of work ends, and
+   * writers for one environment take turns.
+   */
+  async find(
+    accountId: number,
+    deploymentId: number,
+    environmentId: number,
+    options: { lock?: boolean } = {},
+  ): Promise<ServedEnvironment> {
+    const settings = await this.deployments.gitSettings(accountId, deploymentId);
+    const row = await this.repository.environment(
+      deploymentId,
+      settings.deployBranchName,
+      environmentId,
+      options,
+    );
+    if (!row) throw notFound('Environment', environmentId);
+    return { id: row.id, type: ENVIRONMENT_TYPES[row.rank], branch: row.branch, userId: row.userId };
+  }
+}
+
+/** An environment as the services that issue its credentials need it. */
+export interface ServedEnvironment {
+  id: number;
+  type: EnvironmentType;
+  branch: string;
+  /** Development: the user whose dev branch it serves. */
+  userId: number | null;
 }
 
 function toEnvironment(deploymentUrl: string, row: EnvironmentRow): EnvironmentDto {
   const type = ENVIRONMENT_TYPES[row.rank];
   if (type === 'production') {
     return {
-      id: 'production',
+      id: String(row.id),
       type,
       branch: row.branch,
       user: null,
@@ -96,7 +131,7 @@ function toEnvironment(deploymentUrl: string, row: EnvironmentRow): EnvironmentD
     };
   }
   return {
-    id: `${type}:${row.branch}`,
+    id: String(row.id),
     type,
     branch: row.branch,
     user: type === 'development' ? row.email : null,
