@@ -9,3 +9,4 @@ import './model-refs.e2e-part.js';
 import './data-model.e2e-part.js';
 import './data-model-remote.e2e-part.js';
 import './model-upload-bounds.e2e-part.js';
+import './git-http.e2e-part.js';

@@ -18,7 +18,8 @@ export const ACCESS_METADATA = 'platform:access';
  * - `authenticated`: any valid token;
  * - `actions`: every listed action held account-wide;
  * - `object`: the action held account-wide or on at least one resource; the service then
- *   checks the addressed resource through `AccessService`;
+ *   checks the addressed resource through `AccessService`; with `basicAuth`, the token may also
+ *   come as the password of HTTP Basic (see {@link RequireObjectAction});
  * - `embed`: an embed token (not a Platform API token); the caller is an embed user.
  */
 export type AccessRule =
@@ -26,7 +27,7 @@ export type AccessRule =
   | { kind: 'embed' }
   | { kind: 'authenticated' }
   | { kind: 'actions'; actions: readonly Action[] }
-  | { kind: 'object'; actions: readonly Action[] };
+  | { kind: 'object'; actions: readonly Action[]; basicAuth?: true };
 
 /**
  * Sets the rule and its security requirements. The rule's error responses (401, 403, 429) are
@@ -43,6 +44,7 @@ function documented(rule: AccessRule): MethodDecorator & ClassDecorator {
     decorators.push(ApiSecurity({}));
   } else {
     decorators.push(ApiBearerAuth('bearer'), ApiSecurity('apiKey'));
+    if (rule.kind === 'object' && rule.basicAuth) decorators.push(ApiSecurity('basicToken'));
   }
   if (rule.kind === 'actions' || rule.kind === 'object') {
     decorators.push(ApiExtension('x-required-actions', rule.actions));
@@ -53,8 +55,13 @@ function documented(rule: AccessRule): MethodDecorator & ClassDecorator {
 /** The route needs every listed action, held account-wide. `Action.All` means admin only. */
 export const RequireActions = (...actions: [Action, ...Action[]]) => documented({ kind: 'actions', actions });
 
-/** The route addresses one resource; the action may come from a grant on that resource. */
-export const RequireObjectAction = (action: Action) => documented({ kind: 'object', actions: [action] });
+/**
+ * The route addresses one resource; the action may come from a grant on that resource.
+ * `basicAuth`: the token is also taken as the password of HTTP Basic (any user name), the one way
+ * git's client sends a credential; for git's own routes only.
+ */
+export const RequireObjectAction = (action: Action, options: { basicAuth?: true } = {}) =>
+  documented({ kind: 'object', actions: [action], ...options });
 
 /** Any valid token. */
 export const Authenticated = () => documented({ kind: 'authenticated' });

@@ -15,12 +15,12 @@ import type { EmbedPrincipal } from './embed-principal.js';
 import { AuthService } from './auth.service.js';
 import { EmbedTokensService } from './embed-tokens.service.js';
 import type { Principal } from './principal.js';
+import { basicPassword } from './token.js';
 
 /** `Bearer <token>` as the spec says, or `Api-Key <token>` for compatibility. */
 const AUTHORIZATION = /^(Bearer|Api-Key) +([^\s]+) *$/i;
 /** Embed tokens come as `Bearer <jwt>` only. */
 const EMBED_AUTHORIZATION = /^Bearer +([^\s]+) *$/i;
-
 /**
  * What a domain module adds to the guard for object routes of its own actions: whether a caller
  * holding `action` neither account-wide nor on any one object passes the route anyway (the
@@ -85,18 +85,21 @@ export class AccessGuard extends AuthGuard('bearer') implements CanActivate, OnA
       req.embedPrincipal = principal;
       return true;
     }
-    const match = AUTHORIZATION.exec(req.headers.authorization ?? '');
-    if (!match) {
+    const authorization = req.headers.authorization ?? '';
+    const token =
+      AUTHORIZATION.exec(authorization)?.[2] ??
+      (rule.kind === 'object' && rule.basicAuth ? basicPassword(authorization) : undefined);
+    if (token === undefined) {
       throw coreError('unauthorized', 'Send a token in the Authorization header: "Bearer <token>"');
     }
     // A token resolved a moment ago is taken from the principal cache; any other goes through
-    // passport's bearer strategy (which reads only the Bearer scheme: the Api-Key form carries
-    // the same token), and from there to the same AuthService.
-    const recent = this.auth.recentPrincipal(match[2]);
+    // passport's bearer strategy (which reads only the Bearer scheme: the Api-Key and Basic forms
+    // carry the same token), and from there to the same AuthService.
+    const recent = this.auth.recentPrincipal(token);
     if (recent) {
       req.principal = recent;
     } else {
-      req.headers.authorization = `Bearer ${match[2]}`;
+      req.headers.authorization = `Bearer ${token}`;
       await super.canActivate(ctx);
     }
 

@@ -126,6 +126,22 @@ export interface DataModelConfig {
    * upload sweep prunes them (MODEL_UPLOAD_MAX_PENDING_BYTES; default 256 MiB).
    */
   uploadMaxPendingBytes: number;
+  /** Git over HTTP: clones and fetches of a deployment's repository (`.../git`). */
+  gitHttp: GitHttpConfig;
+}
+
+/** How clones and fetches over HTTP are bounded (src/modules/data-model/git-http). */
+export interface GitHttpConfig {
+  /** Git requests served at once in an API process (GIT_HTTP_CONCURRENCY; default: the CPUs, at least 4). */
+  concurrency: number;
+  /** Git requests of one account at once in an API process (GIT_HTTP_ACCOUNT_CONCURRENCY; default 2). */
+  accountConcurrency: number;
+  /** How long a git request waits for its slot before its 429 or 503, ms (GIT_HTTP_QUEUE_MS; default 10 s). */
+  queueMs: number;
+  /** Longest one git request may take, body and pack, before its git process is killed, ms (GIT_HTTP_TIMEOUT_MS; default 2 min). */
+  timeoutMs: number;
+  /** Largest body of a fetch request, before and after decompression, bytes (GIT_HTTP_MAX_REQUEST_BYTES; default 10 MiB). */
+  maxRequestBytes: number;
 }
 
 /** How dbt syncs read a dbt project (src/modules/dbt-sync). */
@@ -302,6 +318,8 @@ export class AppConfig {
   readonly principalCacheTtlMs: number;
   /** Most embed users one account may hold; provisioning beyond it answers 429. */
   readonly embedUsersMax: number;
+  /** Most data API tokens that have not expired one environment may hold; issuing beyond it answers 429. */
+  readonly environmentTokensMax: number;
   /**
    * The 32-byte key that encrypts secrets at rest. Outside production a fixed development key
    * stands in when none is configured ({@link secretsKeyIsDevelopmentDefault}).
@@ -398,6 +416,7 @@ export class AppConfig {
     this.deploymentDomain = env.DEPLOYMENT_DOMAIN ?? 'platform.localhost';
     this.reportViewFlushMs = env.REPORT_VIEW_FLUSH_MS ?? 1000;
     this.embedUsersMax = env.EMBED_USERS_MAX ?? 100_000;
+    this.environmentTokensMax = env.ENVIRONMENT_TOKENS_MAX ?? 1_000;
     this.principalCacheTtlMs = env.PRINCIPAL_CACHE_TTL_MS ?? 5_000;
     if (env.SECRETS_KEY) {
       this.secretsKey = Buffer.from(env.SECRETS_KEY, 'base64');
@@ -424,6 +443,8 @@ export class AppConfig {
         : null;
     // A compile takes a core: as many at once as the machine has, half of them for one account.
     const compileConcurrency = env.MODEL_COMPILE_CONCURRENCY ?? Math.max(2, os.availableParallelism());
+    // A fetch packs with one thread: one core each, and room for small clones beside a large one.
+    const gitHttpConcurrency = env.GIT_HTTP_CONCURRENCY ?? Math.max(4, os.availableParallelism());
     this.dataModel = {
       reposDir: path.resolve(env.REPOS_DIR ?? path.join(this.database.dataDir, 'repos')),
       compileTimeoutMs: env.MODEL_COMPILE_TIMEOUT_MS ?? 30_000,
@@ -437,6 +458,13 @@ export class AppConfig {
       maxFileBytes: env.MODEL_MAX_FILE_BYTES ?? 1024 * 1024,
       maxFiles: env.MODEL_MAX_FILES ?? 5_000,
       uploadMaxPendingBytes: env.MODEL_UPLOAD_MAX_PENDING_BYTES ?? 256 * 1024 * 1024,
+      gitHttp: {
+        concurrency: gitHttpConcurrency,
+        accountConcurrency: Math.min(env.GIT_HTTP_ACCOUNT_CONCURRENCY ?? 2, gitHttpConcurrency),
+        queueMs: env.GIT_HTTP_QUEUE_MS ?? 10_000,
+        timeoutMs: env.GIT_HTTP_TIMEOUT_MS ?? 120_000,
+        maxRequestBytes: env.GIT_HTTP_MAX_REQUEST_BYTES ?? 10 * 1024 * 1024,
+      },
     };
     const app = [env.GITHUB_APP_ID, env.GITHUB_APP_PRIVATE_KEY, env.GITHUB_APP_SLUG];
     if (app.some((v) => v !== undefined) && !app.every((v) => v !== undefined)) {

@@ -63,6 +63,7 @@ export class EnvSchema {
   @IsOptional() @Transform(toInt) @IsInt() @Min(10) @Max(600000) JOB_DEFER_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(10) @Max(60000) REPORT_VIEW_FLUSH_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(100000000) EMBED_USERS_MAX?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(1000000) ENVIRONMENT_TOKENS_MAX?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(60000) PRINCIPAL_CACHE_TTL_MS?: number;
 
   @IsOptional()
@@ -130,6 +131,11 @@ export class EnvSchema {
   @Min(1024)
   @Max(1099511627776)
   MODEL_UPLOAD_MAX_PENDING_BYTES?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(256) GIT_HTTP_CONCURRENCY?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(256) GIT_HTTP_ACCOUNT_CONCURRENCY?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(600000) GIT_HTTP_QUEUE_MS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1000) @Max(3600000) GIT_HTTP_TIMEOUT_MS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1024) @Max(1073741824) GIT_HTTP_MAX_REQUEST_BYTES?: number;
 
   /** Comma-separated git transports a dbt repository URL may use (`https,file`); checked in AppConfig. */
   @IsOptional() @IsString() DBT_GIT_PROTOCOLS?: string;

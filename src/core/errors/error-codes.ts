@@ -73,6 +73,10 @@ export const ERROR_CODES = {
   embed_tenant_not_found: { status: 404, meaning: 'No such embed tenant.' },
   embed_user_not_found: { status: 404, meaning: 'No such embed user.' },
   branch_not_found: { status: 404, meaning: 'No such branch of the deployment’s data model.' },
+  environment_not_found: {
+    status: 404,
+    meaning: 'No such environment of the deployment (or it went with its branch or staging toggle).',
+  },
   folder_not_found: { status: 404, meaning: 'No such folder visible to the caller.' },
   github_installation_not_found: {
     status: 404,
@@ -176,6 +180,11 @@ export const ERROR_CODES = {
   },
 
   // A deployment's Core Data API (its data, queried by this service).
+  token_limit_reached: {
+    status: 429,
+    meaning:
+      'The environment holds `ENVIRONMENT_TOKENS_MAX` data API tokens that have not expired; nothing was issued; `Retry-After` says when the first of them expires.',
+  },
   data_api_not_configured: {
     status: 409,
     meaning:
@@ -289,6 +298,28 @@ export const ERROR_CODES = {
     status: 500,
     meaning:
       'The deployment’s repository under `REPOS_DIR` was made by another installation (another database); nothing was read or changed. The operator must check `REPOS_DIR`.',
+  },
+
+  // Git over HTTP (`.../git`): clones and fetches of a deployment’s data model.
+  git_push_not_supported: {
+    status: 403,
+    meaning:
+      'The deployment’s git repository is served over HTTP for clones and fetches only: change the model through dev mode (`POST .../dev-mode`, file writes, commit, merge) or the command-line upload.',
+  },
+  git_fetch_limit_reached: {
+    status: 429,
+    meaning:
+      'The account has `GIT_HTTP_ACCOUNT_CONCURRENCY` git requests (clones, fetches, `ls-remote`) under way in this process, its share, and none ended within `GIT_HTTP_QUEUE_MS`; see `Retry-After`.',
+  },
+  git_fetch_busy: {
+    status: 503,
+    meaning:
+      'This process serves `GIT_HTTP_CONCURRENCY` git requests already, and none ended within `GIT_HTTP_QUEUE_MS`; see `Retry-After`.',
+  },
+  git_fetch_timeout: {
+    status: 503,
+    meaning:
+      'The git request did not end within `GIT_HTTP_TIMEOUT_MS` (its body never ended, or the pack took too long) and its git process was killed; once the pack has started, the connection is cut instead.',
   },
 
   // dbt sync.

@@ -26,13 +26,16 @@ function carriesBody(req: Request): boolean {
 
 /**
  * Refuses a body that is not JSON with 415, before it is read (multipart bodies only on the
- * routes declared `@Multipart()`, route-behaviour.ts): the JSON parser skips other media
- * types, so such a body would otherwise reach the handler as `{}` and create things. A request
- * without a body needs no Content-Type.
+ * routes declared `@Multipart()`, and a route's own media type on those declared
+ * `@StreamedBody(...)`, route-behaviour.ts): the JSON parser skips other media types, so such a
+ * body would otherwise reach the handler as `{}` and create things. A request without a body
+ * needs no Content-Type.
  */
 export function requireJsonBody(req: Request, res: Response, next: NextFunction): void {
   if (!carriesBody(req) || req.is(JSON_MEDIA_TYPES)) return next();
-  if (req.is('multipart/form-data') && behaviourOf(req).multipart) return next();
+  const behaviour = behaviourOf(req);
+  if (req.is('multipart/form-data') && behaviour.multipart) return next();
+  if (behaviour.streamedBody !== undefined && req.is(behaviour.streamedBody)) return next();
   sendError(
     req,
     res,

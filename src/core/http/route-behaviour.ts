@@ -21,6 +21,7 @@ export type BodyLimit = number | ((config: AppConfig) => number);
 const MULTIPART = Symbol('route:multipart');
 const JSON_BODY_LIMIT = Symbol('route:json-body-limit');
 const ERROR_SHAPE = Symbol('route:error-shape');
+const STREAMED_BODY = Symbol('route:streamed-body');
 
 /** The route takes `multipart/form-data` (a file upload); every other route refuses it with 415. */
 export const Multipart = (): MethodDecorator => SetMetadata(MULTIPART, true);
@@ -30,6 +31,12 @@ export const Multipart = (): MethodDecorator => SetMetadata(MULTIPART, true);
  * to start a sync). The body is still parsed once and checked like any other.
  */
 export const JsonBodyLimit = (limit: BodyLimit): MethodDecorator => SetMetadata(JSON_BODY_LIMIT, limit);
+
+/**
+ * The route takes a body of `mediaType` and reads it itself, as a stream (git's smart HTTP
+ * requests): the media type guard lets that type through, and no body parser reads it.
+ */
+export const StreamedBody = (mediaType: string): MethodDecorator => SetMetadata(STREAMED_BODY, mediaType);
 
 /**
  * Errors of the route answer in the shape `render` writes, whatever raised them (the handler, the
@@ -45,6 +52,8 @@ export interface RequestBehaviour {
   readonly jsonLimit: number | null;
   readonly multipart: boolean;
   readonly renderError: ErrorRenderer | null;
+  /** The media type of a body the handler reads itself ({@link StreamedBody}), if any. */
+  readonly streamedBody?: string;
 }
 
 const PLAIN: RequestBehaviour = Object.freeze({ jsonLimit: null, multipart: false, renderError: null });
@@ -56,6 +65,7 @@ interface RouteRule {
   jsonLimit?: number;
   multipart?: boolean;
   renderError?: ErrorRenderer;
+  streamedBody?: string;
 }
 
 const BEHAVIOUR = Symbol('route:behaviour');
@@ -82,7 +92,8 @@ export class RouteBehaviours {
         const limit = Reflect.getMetadata(JSON_BODY_LIMIT, handler) as BodyLimit | undefined;
         const multipart = Reflect.getMetadata(MULTIPART, handler) === true;
         const renderError = Reflect.getMetadata(ERROR_SHAPE, handler) as ErrorRenderer | undefined;
-        if (limit === undefined && !multipart && !renderError) continue;
+        const streamedBody = Reflect.getMetadata(STREAMED_BODY, handler) as string | undefined;
+        if (limit === undefined && !multipart && !renderError && !streamedBody) continue;
         const own = pathsOf(Reflect.getMetadata(PATH_METADATA, handler));
         for (const prefix of base) {
           for (const tail of own) {
@@ -94,6 +105,7 @@ export class RouteBehaviours {
                 : {}),
               ...(multipart ? { multipart } : {}),
               ...(renderError ? { renderError } : {}),
+              ...(streamedBody ? { streamedBody } : {}),
             });
           }
         }
@@ -112,6 +124,7 @@ export class RouteBehaviours {
         jsonLimit: rule.jsonLimit ?? found.jsonLimit,
         multipart: rule.multipart ?? found.multipart,
         renderError: rule.renderError ?? found.renderError,
+        streamedBody: rule.streamedBody ?? found.streamedBody,
       };
     }
     return (tagged[BEHAVIOUR] = found);

@@ -38,6 +38,12 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       },
       'apiKey',
     )
+    .addSecurity('basicToken', {
+      type: 'http',
+      scheme: 'basic',
+      description:
+        'The same token as the password of HTTP Basic (any user name), as git sends it: the git routes of a deployment’s data model only',
+    })
     .addBearerAuth(
       {
         type: 'http',

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { ipKeyGenerator, MemoryStore, type Options } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
 import { AppConfig } from '../config/app-config.js';
-import { hashToken } from '../auth/token.js';
+import { basicPassword, hashToken } from '../auth/token.js';
 import { markLockedOut } from './auth-lockout.js';
 import { errorBody, sendError } from '../errors/exception.filter.js';
 import { failFastRedis } from '../redis/redis.js';
@@ -14,12 +14,20 @@ const PROBES = /^\/health\/(live|ready)\/?$/;
 /** Longest wait for Redis on one request; past it the request goes on unlimited. */
 const REDIS_COMMAND_TIMEOUT_MS = 500;
 
-/** The rate-limit key: the token's hash when one is sent, else the client address. */
+/**
+ * The rate-limit key: the token's hash when one is sent (`Bearer`, `Api-Key`, or the password of
+ * `Basic`, as git sends it), else the client address.
+ */
 function rateLimitKey(req: Request): string {
   const auth = req.headers.authorization;
-  const token = auth ? /^(?:Bearer|Api-Key) +(\S+)/i.exec(auth)?.[1] : undefined;
+  const token = auth ? (/^(?:Bearer|Api-Key) +(\S+)/i.exec(auth)?.[1] ?? basicPassword(auth)) : undefined;
   return token ? `t:${hashToken(token)}` : `ip:${ipKeyGenerator(req.ip ?? '')}`;
 }
+
+/** A 401 asking for Basic credentials of a request that sent none (see {@link countFailures}). */
+const isBasicChallenge = (req: Request, res: Response): boolean =>
+  req.headers.authorization === undefined &&
+  /^Basic\b/i.test(String(res.getHeader('WWW-Authenticate') ?? ''));
 
 const addressKey = (req: Request) => `ip:${ipKeyGenerator(req.ip ?? '')}`;
 
@@ -291,7 +299,7 @@ export function requestLimits(options: {
     store.admit(address, key).then((admission) => {
       // Locked out: a 401 of this request is answered 429 instead (sendError); a valid token goes on.
       if (admission.lockedOutMs > 0) markLockedOut(req, admission.lockedOutMs);
-      else if (failureMax > 0) countFailures(res, () => store.recordFailure(address));
+      else if (failureMax > 0) countFailures(req, res, () => store.recordFailure(address));
       if (admission.hits !== undefined && key !== null) {
         const resetSeconds = Math.max(0, Math.ceil((admission.resetMs ?? 0) / 1000));
         res.append('RateLimit', `"${name}"; r=${Math.max(limit - admission.hits, 0)}; t=${resetSeconds}`);
@@ -318,12 +326,15 @@ function tooManyRequests(req: Request, res: Response, reason: string): void {
 /**
  * Counts a 401 answer as a failed authentication of the address before it leaves, so a client
  * never sees its answer before it is counted. Only failures count: any number of requests with
- * a valid token never spend the budget.
+ * a valid token never spend the budget. Nor does the Basic challenge to a request that sent no
+ * credential: git sends each command's first request without one and answers the challenge with
+ * the token, so counting it would lock out an address running many git commands (a CI, runtimes
+ * behind one NAT), and such a request guesses nothing.
  */
-function countFailures(res: Response, record: () => Promise<void>): void {
+function countFailures(req: Request, res: Response, record: () => Promise<void>): void {
   const end = res.end.bind(res) as (...args: unknown[]) => Response;
   res.end = ((...args: unknown[]) => {
-    if (res.statusCode !== 401) return end(...args);
+    if (res.statusCode !== 401 || isBasicChallenge(req, res)) return end(...args);
     void record()
       .catch(() => undefined)
       .finally(() => end(...args));

@@ -14,16 +14,19 @@ import { EnvironmentsController } from './environments.controller.js';
 import { ModelBranch } from './entities/model-branch.entity.js';
 import { ModelBuild } from './entities/model-build.entity.js';
 import { ModelDevSession } from './entities/model-dev-session.entity.js';
+import { ModelEnvironment } from './entities/model-environment.entity.js';
 import { ModelRemote } from './entities/model-remote.entity.js';
 import { ModelUpload, ModelUploadFile } from './entities/model-upload.entity.js';
 import { GitStore } from './git/git-store.js';
 import { ReposOwnership } from './git/repos-ownership.js';
+import { GitHttpController } from './git-http/git-http.controller.js';
+import { GitHttpService } from './git-http/git-http.service.js';
 import { GitHubModule } from './github/github.module.js';
 import { ModelBranches } from './model-branches.service.js';
 import { BUILD_JOB, ModelBuilds } from './model-builds.js';
 import { ModelConnection } from './model-connection.service.js';
 import { ModelDevMode } from './model-dev-mode.service.js';
-import { ModelEnvironments } from './model-environments.js';
+import { ModelEnvironments } from './model-environments.service.js';
 import { ModelFiles } from './model-files.service.js';
 import { ModelImports } from './model-imports.js';
 import { ModelMerges } from './model-merges.service.js';
@@ -35,9 +38,9 @@ import { ModelWorkspace } from './model-workspace.js';
 import { MergesController } from './merges.controller.js';
 
 /**
- * Plugs the data model into the life of a deployment: a new deployment gets its first build (the
- * build sets up the repository with the starter project), a deleted one loses its repository
- * once the deletion commits.
+ * Plugs the data model into the life of a deployment: a new deployment gets its production
+ * environment and its first build (the build sets up the repository with the starter project), a
+ * deleted one loses its repository once the deletion commits.
  */
 @Injectable()
 class ModelLifecycle implements OnModuleInit {
@@ -47,11 +50,13 @@ class ModelLifecycle implements OnModuleInit {
     private readonly workspace: ModelWorkspace,
     private readonly git: GitStore,
     private readonly db: Database,
+    private readonly repository: DataModelRepository,
   ) {}
 
   onModuleInit(): void {
     this.lifecycle.register({
       created: async (d) => {
+        await this.repository.addProductionEnvironment(d.accountId, d.id);
         await this.builds.queue(d.accountId, d.id, d.deployBranchName, null, 'creation');
       },
       deleted: (_accountId, deploymentId) => {
@@ -76,6 +81,7 @@ class ModelLifecycle implements OnModuleInit {
       ModelBranch,
       ModelBuild,
       ModelDevSession,
+      ModelEnvironment,
       ModelRemote,
       ModelUpload,
       ModelUploadFile,
@@ -91,8 +97,9 @@ class ModelLifecycle implements OnModuleInit {
     ConnectionController,
     BuildStatusController,
     EnvironmentsController,
+    GitHttpController,
   ],
-  exports: [ModelImports],
+  exports: [ModelImports, ModelEnvironments],
   providers: [
     DataModelRepository,
     ReposOwnership,
@@ -112,6 +119,7 @@ class ModelLifecycle implements OnModuleInit {
     ModelEnvironments,
     ModelImports,
     ModelLifecycle,
+    GitHttpService,
     declareJobs(BUILD_JOB, UPLOAD_SWEEP_JOB),
   ],
 })
