@@ -97,6 +97,24 @@ describe('data API tokens', () => {
     });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
+  /** Turns a branch's staging environment on or off (a new branch first when `create`). */
+  const stage = async (name: string, enabled: boolean, create = false) => {
+    if (create) {
+      const branch = await t
+        .http()
+        .post(`${build(id)}/branches`)
+        .set(bearer(t.admin.token))
+        .send({ name });
+      expect(branch.status).toBe(200);
+    }
+    const toggle = await t
+      .http()
+      .put(`${build(id)}/branches/staging-environment`)
+      .set(bearer(t.admin.token))
+      .send({ branchName: name, enabled });
+    expect(toggle.status).toBe(200);
+    return enabled ? Number((await environments(id)).find((e) => e.branch === name)!.id) : null;
+  };
   const tokenRows = async () =>
     (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM environment_tokens`))[0].n;
 
@@ -112,18 +130,7 @@ describe('data API tokens', () => {
     await setSecret(otherDeployment, other);
     id = (await postDeployment(t, t.admin)).id;
     await setSecret(id);
-    const branch = await t
-      .http()
-      .post(`${build(id)}/branches`)
-      .set(bearer(t.admin.token))
-      .send({ name: 'qa' });
-    expect(branch.status).toBe(200);
-    const toggle = await t
-      .http()
-      .put(`${build(id)}/branches/staging-environment`)
-      .set(bearer(t.admin.token))
-      .send({ branchName: 'qa', enabled: true });
-    expect(toggle.status).toBe(200);
+    await stage('qa', true, true);
     const dev = await t
       .http()
       .post(`${build(id)}/dev-mode`)
@@ -365,18 +372,7 @@ describe('data API tokens', () => {
     });
 
     it('issues at most ENVIRONMENT_TOKENS_MAX live tokens per environment, under parallel requests', async () => {
-      const branch = await t
-        .http()
-        .post(`${build(id)}/branches`)
-        .set(bearer(t.admin.token))
-        .send({ name: 'load' });
-      expect(branch.status).toBe(200);
-      await t
-        .http()
-        .put(`${build(id)}/branches/staging-environment`)
-        .set(bearer(t.admin.token))
-        .send({ branchName: 'load', enabled: true });
-      const env = Number((await environments(id)).find((e) => e.branch === 'load')!.id);
+      const env = (await stage('load', true, true))!;
       const answers = await Promise.all(
         Array.from({ length: MAX_TOKENS + 4 }, (_, i) => issue(env, { security_context: { i } })),
       );
@@ -455,18 +451,7 @@ describe('data API tokens', () => {
 
   describe('GET .../tokens', () => {
     it("lists the environment's live tokens oldest first, by cursor and by offset, with the deprecated fields", async () => {
-      const branch = await t
-        .http()
-        .post(`${build(id)}/branches`)
-        .set(bearer(t.admin.token))
-        .send({ name: 'listed' });
-      expect(branch.status).toBe(200);
-      await t
-        .http()
-        .put(`${build(id)}/branches/staging-environment`)
-        .set(bearer(t.admin.token))
-        .send({ branchName: 'listed', enabled: true });
-      const env = Number((await environments(id)).find((e) => e.branch === 'listed')!.id);
+      const env = (await stage('listed', true, true))!;
       const issued: IssuedToken[] = [];
       for (let i = 0; i < 3; i += 1) {
         issued.push((await issue(env, { security_context: { i } })).body.data as IssuedToken);
@@ -494,11 +479,7 @@ describe('data API tokens', () => {
       );
       expect((await list(env)).body.items).toEqual(issued.slice(1));
       // Turning the toggle off takes the environment and its tokens away.
-      await t
-        .http()
-        .put(`${build(id)}/branches/staging-environment`)
-        .set(bearer(t.admin.token))
-        .send({ branchName: 'listed', enabled: false });
+      await stage('listed', false);
       expectErrorShape((await list(env)).body, 404, 'environment_not_found');
       expect(await t.sql(`SELECT id FROM environment_tokens WHERE environment_id = $1`, [env])).toEqual([]);
     });

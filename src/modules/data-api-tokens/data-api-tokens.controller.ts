@@ -27,6 +27,14 @@ const SIGNED =
   "or development environment's with its own secret (HMAC-SHA256 of `environment:<id>` keyed with " +
   '`CUBEJS_API_SECRET`, hex), so another environment refuses it.';
 
+const ISSUE_ERRORS = [
+  'validation_failed',
+  'deployment_not_found',
+  'environment_not_found',
+  'data_api_not_configured',
+  'token_limit_reached',
+] as const;
+
 @ApiTags('Deployments')
 @UseFilters(DeploymentScopeFilter)
 @Controller('api/v1/deployments/:deploymentId/token')
@@ -100,13 +108,7 @@ export class EnvironmentTokensController {
       `issuance without the token. ${WHO_MAY}`,
   })
   @ApiOkResponse({ type: EnvironmentTokenResponseDto })
-  @ApiErrors(
-    'validation_failed',
-    'deployment_not_found',
-    'environment_not_found',
-    'data_api_not_configured',
-    'token_limit_reached',
-  )
+  @ApiErrors(...ISSUE_ERRORS)
   createDeploymentEnvironmentToken(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
@@ -127,13 +129,7 @@ export class EnvironmentTokensController {
       'its `scopes` claim is `["meta"]` whatever `scopes` says, so the data API answers it metadata and no data.',
   })
   @ApiOkResponse({ type: EnvironmentTokenResponseDto })
-  @ApiErrors(
-    'validation_failed',
-    'deployment_not_found',
-    'environment_not_found',
-    'data_api_not_configured',
-    'token_limit_reached',
-  )
+  @ApiErrors(...ISSUE_ERRORS)
   createDeploymentEnvironmentTokenForMetaSync(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') deploymentId: number,
