@@ -311,6 +311,43 @@ describe('data API tokens', () => {
       expect(await tokenRows()).toBe(before);
     });
 
+    it('lets a holder of SchemaUpdateDevBranches alone issue for their own development environment, not for production', async () => {
+      const role = await t
+        .http()
+        .post('/api/v1/roles')
+        .set(bearer(t.admin.token))
+        .send({
+          name: 'dev-branches-only',
+          policies: [
+            {
+              resourceType: 'Global',
+              actions: ['DeploymentRead', 'SchemaUpdateDevBranches'],
+              resources: ['All'],
+            },
+          ],
+        });
+      expect(role.status).toBe(200);
+      const modeller = await newUser(t, t.admin, {});
+      const assign = await t
+        .http()
+        .put(`/api/v1/roles/${role.body.id}/users/${modeller.userId}`)
+        .set(bearer(t.admin.token))
+        .send({});
+      expect(assign.status).toBe(204);
+      const dev = await t
+        .http()
+        .post(`${build(id)}/dev-mode`)
+        .set(bearer(modeller.token))
+        .send({});
+      expect(dev.status).toBe(200);
+      const own = (await environments(id)).find((e) => e.branch === dev.body.branchName)!;
+      const mine = await issue(own.id, { security_context: { mine: 1 } }, modeller);
+      expect(mine.status).toBe(200);
+      expect((await list(own.id, {}, modeller)).body.count).toBe(1);
+      expectErrorShape((await issue(production, { security_context: {} }, modeller)).body, 403, 'forbidden');
+      expectErrorShape((await list(production, {}, modeller)).body, 403, 'forbidden');
+    });
+
     it.each([
       ['no body', undefined],
       ['no security_context', { expires_in: 60 }],

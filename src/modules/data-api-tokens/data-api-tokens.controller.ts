@@ -17,6 +17,8 @@ import {
   EnvironmentTokensQueryDto,
 } from './dto/data-api-tokens.dto.js';
 
+// The routes admit holders of SchemaUpdateDevBranches (which SchemaUpdate implies); the service
+// asks SchemaUpdate of production and staging environments.
 const WHO_MAY =
   'Needs `SchemaUpdate` on the deployment (a token reads the data as any security context, which is the power ' +
   "of changing the model's access rules); a development environment's tokens are its owner's only, with " +
@@ -71,7 +73,7 @@ export class EnvironmentTokensController {
   constructor(private readonly tokens: DataApiTokens) {}
 
   @Get('tokens')
-  @RequireObjectAction(Action.SchemaUpdate)
+  @RequireObjectAction(Action.SchemaUpdateDevBranches)
   @ApiOperation({
     summary: 'Get deployment environment tokens',
     description:
@@ -98,7 +100,7 @@ export class EnvironmentTokensController {
   @Post('tokens')
   @HttpCode(200)
   @Audited()
-  @RequireObjectAction(Action.SchemaUpdate)
+  @RequireObjectAction(Action.SchemaUpdateDevBranches)
   @ApiOperation({
     summary: 'Create deployment environment token',
     description:
@@ -121,7 +123,7 @@ export class EnvironmentTokensController {
   @Post('tokens-for-meta-sync')
   @HttpCode(200)
   @Audited()
-  @RequireObjectAction(Action.SchemaUpdate)
+  @RequireObjectAction(Action.SchemaUpdateDevBranches)
   @ApiOperation({
     summary: 'Create deployment environment token for meta sync',
     description:

@@ -473,9 +473,10 @@ export class DataModelRepository {
     options: { lock?: boolean } = {},
   ): Promise<EnvironmentRow | undefined> {
     if (options.lock) {
-      await this.db.query(`SELECT id FROM environments WHERE id = :environmentId FOR UPDATE`, {
-        environmentId,
-      });
+      await this.db.query(
+        `SELECT id FROM environments WHERE id = :environmentId AND deployment_id = :deploymentId FOR UPDATE`,
+        { environmentId, deploymentId },
+      );
     }
     return this.db.one<EnvironmentRow>(
       `WITH env AS (${ENVIRONMENTS_SQL})
