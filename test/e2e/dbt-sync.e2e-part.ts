@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { AppConfig } from '../../src/core/config/app-config.js';
 import { DBT_SYNC_JOB, DbtSyncJob } from '../../src/modules/dbt-sync/dbt-sync.job.js';
-import { bigManifest, DBT_FIXTURES } from '../fixtures/dbt/manifests.js';
+import { bigManifest, CUBE_DBT_FILES, CUBE_DBT_MANIFEST } from '../fixtures/dbt/manifests.js';
 import {
   bearer,
   expectErrorShape,
@@ -26,13 +26,6 @@ type Json = Record<string, any>;
  * this file needs finished is run by calling its job handler (test/support/job-context.ts).
  */
 
-const CUBE_DBT_MANIFEST = fs.readFileSync(path.join(DBT_FIXTURES, 'cube_dbt/manifest.json'), 'utf8');
-const CUBE_DBT_FILES = [
-  'model/cubes/line_items_copy.yml',
-  'model/cubes/orders_copy.yml',
-  'model/cubes/products_copy.yml',
-  'model/cubes/users_copy.yml',
-];
 const TOKEN = 'ghp_SuperSecretToken0123456789';
 const MAX_MANIFEST = 4 * 1024 * 1024;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -17,7 +17,13 @@ import type {
   StartDbtSyncDto,
 } from '../../src/modules/dbt-sync/dto/dbt-sync.dto.js';
 import { RuntimeService } from '../../src/modules/deployment-runtime/runtime.service.js';
-import { bigManifest, DBT_FIXTURES, manifest, modelNode } from '../fixtures/dbt/manifests.js';
+import {
+  bigManifest,
+  CUBE_DBT_FILES,
+  CUBE_DBT_MANIFEST,
+  manifest,
+  modelNode,
+} from '../fixtures/dbt/manifests.js';
 import { waitFor } from '../support/factories.js';
 import { TestJobs, type TestJobContextOptions } from '../support/job-context.js';
 import { expectApiError, startServiceApp, type ServiceApp } from '../support/service.js';
@@ -33,13 +39,6 @@ import { remote, REMOTE_HOST } from '../support/tcp-remote.js';
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON records read back */
 type Json = Record<string, any>;
 
-const CUBE_DBT_MANIFEST = fs.readFileSync(path.join(DBT_FIXTURES, 'cube_dbt/manifest.json'), 'utf8');
-const CUBE_DBT_FILES = [
-  'model/cubes/line_items_copy.yml',
-  'model/cubes/orders_copy.yml',
-  'model/cubes/products_copy.yml',
-  'model/cubes/users_copy.yml',
-];
 const TOKEN = 'ghp_SuperSecretToken0123456789';
 
 const gitEnv = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
