@@ -22,6 +22,7 @@ import { JobConsumers1764900000100 } from './1764900000100-JobConsumers.js';
 import { Installation1764900000500 } from './1764900000500-Installation.js';
 import { DbtSyncReadManifests1765000000000 } from './1765000000000-DbtSyncReadManifests.js';
 import { EnvironmentsAndTokens1765100000000 } from './1765100000000-EnvironmentsAndTokens.js';
+import { RuntimeRollouts1765200000000 } from './1765200000000-RuntimeRollouts.js';
 
 /** Every migration, in order. Listed explicitly: ESM builds cannot rely on globbing. */
 export const MIGRATIONS = [
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   Installation1764900000500,
   DbtSyncReadManifests1765000000000,
   EnvironmentsAndTokens1765100000000,
+  RuntimeRollouts1765200000000,
 ];

@@ -12,6 +12,7 @@ import {
   fakePod,
   kubeletTime,
   NAMESPACE,
+  PLATFORM_URL,
   startKubernetesFake,
   type KubernetesFake,
 } from '../support/kubernetes-fake.js';
@@ -396,6 +397,7 @@ describe('a Kubernetes API server out of reach or refusing the token', () => {
     const t = await startApp({
       DEPLOYMENT_RUNTIME: 'kubernetes',
       KUBECONFIG: fake.kubeconfig({ server: closed }),
+      KUBERNETES_PLATFORM_URL: PLATFORM_URL,
     });
     try {
       const id = await createDeployment(t, t.admin);
@@ -415,6 +417,7 @@ describe('a Kubernetes API server out of reach or refusing the token', () => {
     const t = await startApp({
       DEPLOYMENT_RUNTIME: 'kubernetes',
       KUBECONFIG: fake.kubeconfig({ token: wrong, namespace: NAMESPACE }),
+      KUBERNETES_PLATFORM_URL: PLATFORM_URL,
     });
     try {
       const id = await createDeployment(t, t.admin);

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { Client } from 'pg';
 import { createTestDatabase, dropTestDatabase, REDIS_URL } from '../support/database.js';
 import { deploymentInput } from '../support/factories.js';
 import { startKubernetesFake, type KubernetesFake } from '../support/kubernetes-fake.js';
@@ -65,7 +66,7 @@ describe('the API process with DEPLOYMENT_RUNTIME', () => {
       file,
       fs.readFileSync(fake.kubeconfig(), 'utf8').replace('token: ', 'token: [unclosed '),
     );
-    const out = await refused({ DEPLOYMENT_RUNTIME: 'kubernetes', KUBECONFIG: file });
+    const out = await refused({ ...fake.env(), KUBECONFIG: file });
     expect(out).toContain(`KUBECONFIG: cannot read ${file}: not a valid kubeconfig`);
     expect(out).not.toContain(fake.token);
     fs.rmSync(dir, { recursive: true, force: true });
@@ -126,6 +127,133 @@ describe('the API process with DEPLOYMENT_RUNTIME', () => {
       const out = proc.output();
       for (const status of [401, 403, 500]) expect(out).toContain(`answered ${status}`);
       expect(out).not.toContain(fake.token);
+    });
+  });
+
+  describe('a rollout through a restart of the service', () => {
+    let proc: Proc;
+    let token: string;
+    let rdb: { name: string; url: string };
+    const env = () => ({
+      NODE_ENV: 'development',
+      DATABASE_URL: rdb.url,
+      MIGRATIONS_RUN: 'false',
+      // No Redis: the API runs the jobs itself, from the outbox in PostgreSQL.
+      REDIS_URL: undefined,
+      LOG_LEVEL: 'info',
+      OUTBOX_RELAY_INTERVAL_MS: '200',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      REPOS_DIR: repos,
+      SECRETS_KEY: secretsKey,
+      MODEL_COMPILE_POOL_SIZE: '0',
+      PYTHON_POOL_SIZE: '0',
+      ...fake.env({ timeoutMs: 2000 }),
+      KUBERNETES_PLATFORM_URL: 'http://platform.test:3000',
+      KUBERNETES_PROGRESS_DEADLINE_SECONDS: '30',
+    });
+    const repos = fs.mkdtempSync(path.join(os.tmpdir(), 'rollout-repos-'));
+    const secretsKey = randomBytes(32).toString('base64');
+    const cli = (...args: string[]) =>
+      run(process.execPath, [path.join(DIST, 'src/cli.js'), ...args], {
+        env: { ...process.env, DATABASE_URL: rdb.url, SECRETS_KEY: secretsKey, REPOS_DIR: repos },
+      });
+    const call = async (port: number, method: string, url: string, body?: unknown) => {
+      const res = await fetch(`http://127.0.0.1:${port}${url}`, {
+        method,
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    /** Polls `probe` every 100 ms until `done` holds; fails after `seconds` (a bound, not a timing). */
+    const until = async <T>(
+      probe: () => Promise<T> | T,
+      done: (v: T) => boolean,
+      what: string,
+      seconds = 60,
+    ) => {
+      for (const started = Date.now(); ;) {
+        const v = await probe();
+        if (done(v)) return v;
+        if (Date.now() - started > seconds * 1000) throw new Error(`still not ${what} after ${seconds} s`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+
+    beforeAll(async () => {
+      rdb = await createTestDatabase();
+      token = JSON.parse(
+        (await cli('bootstrap', '--account', 'acme', '--email', 'a@acme.test')).stdout,
+      ).token;
+      await cli('add-release', '--channel', 'latest', '--version', '1.6.2');
+    });
+    afterAll(async () => {
+      if (proc?.child.exitCode === null && proc.child.signalCode === null) {
+        proc.child.kill('SIGTERM');
+        await proc.exit;
+      }
+      fake.clear();
+      await dropTestDatabase(rdb.name);
+      fs.rmSync(repos, { recursive: true, force: true });
+    });
+
+    it('is followed to the end by the restarted service after the first was killed mid-rollout', async () => {
+      fake.reset();
+      proc = startProcess(MAIN, env());
+      let port = await proc.listening();
+      const created = await call(port, 'POST', '/build/api/v1/deployments', deploymentInput());
+      const id = created.body.id as number;
+      expect(
+        (
+          await call(port, 'PUT', `/api/v1/deployments/${id}/env-vars`, {
+            env_variables: [{ name: 'CUBEJS_API_SECRET', value: 'restart-secret-0123456789' }],
+          })
+        ).status,
+      ).toBe(200);
+      // The first build runs, the reconcile applies, and the service watches the rollout.
+      await until(() => fake.get('Deployment', `cube-${id}`), Boolean, 'applied');
+      await until(
+        () => fake.watchers('Deployment'),
+        (n) => n > 0,
+        'watching',
+      );
+      expect((await getJson(port, `/api/v1/deployments/${id}/build-status`, token)).body).toMatchObject({
+        deploymentStatus: 'deploying',
+      });
+
+      // The service dies in the middle of the rollout.
+      proc.child.kill('SIGKILL');
+      await proc.exit;
+      // Its run's lease runs out, as time would make it.
+      const pg = new Client({ connectionString: rdb.url });
+      await pg.connect();
+      await pg.query(
+        `UPDATE job_runs SET lease_until = now() - interval '1 second' WHERE status = 'running'`,
+      );
+      await pg.query(
+        // In-process jobs are leased through their outbox row's `available_at`.
+        `UPDATE job_outbox SET available_at = now() - interval '1 second' WHERE status = 'pending'`,
+      );
+      await pg.end();
+
+      proc = startProcess(MAIN, env());
+      port = await proc.listening();
+      // The restarted service takes the run over and watches again; the cluster finishes the rollout.
+      await until(
+        () => fake.watchers('Deployment'),
+        (n) => n > 0,
+        'watching again',
+      );
+      fake.setRollout(`cube-${id}`, 'available');
+      const status = await until(
+        async () => (await getJson(port, `/api/v1/deployments/${id}/build-status`, token)).body,
+        (b) => (b as { deploymentStatus?: string }).deploymentStatus === 'deployed',
+        'deployed',
+      );
+      expect(status).toMatchObject({ deploymentStatus: 'deployed', deploymentStatusReason: null });
+      expect(fake.invalid).toEqual([]);
+      expect(proc.output()).not.toContain('restart-secret-0123456789');
     });
   });
 });

@@ -6,4 +6,5 @@
  */
 import './runtime.e2e-part.js';
 import './runtime-kubernetes.e2e-part.js';
+import './runtime-reconcile.e2e-part.js';
 import './usage-analytics.e2e-part.js';

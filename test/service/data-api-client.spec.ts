@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AppConfig, ConfigError } from '../../src/core/config/app-config.js';
 import { DataApiClient, type DataApiTarget } from '../../src/modules/data-api-client/data-api.client.js';
 import { DeploymentsService } from '../../src/modules/deployments/deployments.service.js';
+import { DataApiAddresses } from '../../src/modules/data-api-client/data-api-addresses.service.js';
 import { DataApiKeys } from '../../src/modules/data-api-client/data-api-keys.service.js';
 import { EnvVarsService } from '../../src/modules/deployments/env-vars.service.js';
 import { startDataApiFake, type DataApiFake } from '../support/data-api-fake.js';
@@ -266,6 +267,7 @@ describe('the data API client', () => {
       } as AppConfig,
       s.app.get(DeploymentsService),
       s.app.get(DataApiKeys),
+      s.app.get(DataApiAddresses),
     );
     await recorded(() => other.meta(target, ctx));
     expect(fake.requests.map((r) => [r.deploymentId, r.path])).toEqual([
@@ -296,6 +298,7 @@ describe('the data API client', () => {
       } as AppConfig,
       s.app.get(DeploymentsService),
       s.app.get(DataApiKeys),
+      s.app.get(DataApiAddresses),
     );
     const message = await expectDataApiError(refused.load(target, {}, ctx), 503, 'data_api_unavailable');
     expect(message).toContain('ECONNREFUSED');
@@ -309,6 +312,7 @@ describe('the data API client', () => {
       { ...config, dataApi: { ...config.dataApi, ...dataApi } } as AppConfig,
       s.app.get(DeploymentsService),
       s.app.get(DataApiKeys),
+      s.app.get(DataApiAddresses),
     );
   };
 

@@ -22,7 +22,7 @@ const LONGEST = [
   'dbt-converter-compile.spec.ts', // ~40 s
   'deploying.e2e-spec.ts', // ~35 s (a group)
   'contract.e2e-spec.ts', // ~35 s (a group)
-  'runtime-process.e2e-spec.ts', // ~35 s
+  'runtime-process.e2e-spec.ts', // ~45 s
   'fuzz.e2e-spec.ts', // ~35 s
   'model-git.e2e-spec.ts', // ~45 s (a group)
   'data-model.service.spec.ts', // ~33 s

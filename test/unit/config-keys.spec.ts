@@ -10,7 +10,25 @@ import { ENV_KEYS, EnvSchema } from '../../src/core/config/env.schema.js';
  * to the schema is checked here without a line of this file changing, unless its format needs a
  * sample below.
  */
+/** The Kubernetes runtime, in a pod, with the address its deployments reach this service at. */
+const IN_CLUSTER = {
+  DEPLOYMENT_RUNTIME: 'kubernetes',
+  KUBERNETES_SERVICE_HOST: '10.96.0.1',
+  KUBERNETES_SERVICE_PORT: '443',
+  KUBERNETES_PLATFORM_URL: 'http://platform.config-check.test:3000',
+};
+
 const SAMPLES: Partial<Record<keyof EnvSchema, string[]>> = {
+  KUBERNETES_PLATFORM_URL: ['http://platform.config-check.test:3000/'],
+  KUBERNETES_CUBE_IMAGE: ['registry.config-check.test:5000/mirror/cube'],
+  KUBERNETES_GIT_IMAGE: ['registry.config-check.test/git:2.45.0'],
+  KUBERNETES_IMAGE_PULL_SECRETS: ['regcred, other-cred'],
+  KUBERNETES_CPU_REQUEST: ['250m'],
+  KUBERNETES_CPU_LIMIT: ['3'],
+  KUBERNETES_MEMORY_REQUEST: ['768Mi'],
+  KUBERNETES_MEMORY_LIMIT: ['4Gi'],
+  KUBERNETES_RESYNC_CRON: ['*/10 * * * *'],
+  KUBERNETES_EGRESS_ALLOWED_CIDRS: ['10.20.0.0/16'],
   DATABASE_URL: ['postgres://u@db.test:5433/x'],
   REDIS_URL: ['redis://redis.test:6380'],
   QUEUE_PREFIX: ['config_check'],
@@ -51,11 +69,30 @@ const COMPANIONS: Partial<Record<keyof EnvSchema, Record<string, string>>> = {
   KUBERNETES_SERVICE_HOST: { DEPLOYMENT_RUNTIME: 'kubernetes', KUBERNETES_SERVICE_PORT: '443' },
   KUBERNETES_SERVICE_PORT: { DEPLOYMENT_RUNTIME: 'kubernetes', KUBERNETES_SERVICE_HOST: '10.96.0.1' },
   KUBECONFIG: { DEPLOYMENT_RUNTIME: 'kubernetes' },
-  KUBERNETES_NAMESPACE: {
+  KUBERNETES_NAMESPACE: IN_CLUSTER,
+  KUBERNETES_PLATFORM_URL: {
     DEPLOYMENT_RUNTIME: 'kubernetes',
     KUBERNETES_SERVICE_HOST: '10.96.0.1',
     KUBERNETES_SERVICE_PORT: '443',
   },
+  ...Object.fromEntries(
+    [
+      'KUBERNETES_CUBE_IMAGE',
+      'KUBERNETES_GIT_IMAGE',
+      'KUBERNETES_IMAGE_PULL_SECRETS',
+      'KUBERNETES_REPLICAS',
+      'KUBERNETES_STAGING_REPLICAS',
+      'KUBERNETES_CPU_REQUEST',
+      'KUBERNETES_CPU_LIMIT',
+      'KUBERNETES_MEMORY_REQUEST',
+      'KUBERNETES_MEMORY_LIMIT',
+      'KUBERNETES_PROGRESS_DEADLINE_SECONDS',
+      'KUBERNETES_NETWORK_POLICY',
+      'KUBERNETES_EGRESS_ALLOWED_CIDRS',
+      'KUBERNETES_RESYNC_CRON',
+      'KUBERNETES_GIT_CREDENTIAL_TTL_SECONDS',
+    ].map((key) => [key, IN_CLUSTER]),
+  ),
   RUN_JOBS_IN_PROCESS: { REDIS_URL: 'redis://redis.test:6380' },
 };
 

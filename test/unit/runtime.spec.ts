@@ -273,11 +273,17 @@ describe('runtime settings', () => {
       fs.writeFileSync(f, '');
       return f;
     });
-    const inCluster = { KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443' };
-    expect(
-      load({ DEPLOYMENT_RUNTIME: 'kubernetes', KUBECONFIG: `${a}${path.delimiter}${b}`, ...inCluster })
-        .runtime,
-    ).toEqual({
+    const inCluster = {
+      KUBERNETES_SERVICE_HOST: '10.0.0.1',
+      KUBERNETES_SERVICE_PORT: '443',
+      KUBERNETES_PLATFORM_URL: 'http://platform.test:3000/',
+    };
+    const runtime = load({
+      DEPLOYMENT_RUNTIME: 'kubernetes',
+      KUBECONFIG: `${a}${path.delimiter}${b}`,
+      ...inCluster,
+    }).runtime;
+    expect(runtime).toMatchObject({
       kind: 'kubernetes',
       timeoutMs: 5000,
       kubernetes: { kubeconfig: [a, b], inCluster: { host: '10.0.0.1', port: 443 }, namespace: null },
@@ -285,6 +291,54 @@ describe('runtime settings', () => {
     expect(
       load({ DEPLOYMENT_RUNTIME: 'kubernetes', KUBERNETES_NAMESPACE: 'analytics', ...inCluster }).runtime
         .kubernetes,
-    ).toEqual({ kubeconfig: null, inCluster: { host: '10.0.0.1', port: 443 }, namespace: 'analytics' });
+    ).toMatchObject({ kubeconfig: null, inCluster: { host: '10.0.0.1', port: 443 }, namespace: 'analytics' });
+  });
+
+  it('runs deployments with documented defaults, and needs the address their pods reach it at', () => {
+    const inCluster = {
+      DEPLOYMENT_RUNTIME: 'kubernetes',
+      KUBERNETES_SERVICE_HOST: '10.0.0.1',
+      KUBERNETES_SERVICE_PORT: '443',
+    };
+    expect(() => load(inCluster)).toThrow(/needs KUBERNETES_PLATFORM_URL/);
+    expect(() => load({ ...inCluster, KUBERNETES_PLATFORM_URL: 'ftp://x' })).toThrow(
+      /KUBERNETES_PLATFORM_URL must be/,
+    );
+    const base = { ...inCluster, KUBERNETES_PLATFORM_URL: 'http://platform.test:3000/' };
+    expect(load(base).runtime.kubernetes!.reconcile).toEqual({
+      platformUrl: 'http://platform.test:3000',
+      cubeImage: 'cubejs/cube',
+      gitImage: 'alpine/git:2.47.2',
+      imagePullSecrets: [],
+      egressAllowedCidrs: [],
+      replicas: 2,
+      stagingReplicas: 1,
+      resources: { cpuRequest: '500m', cpuLimit: '2', memoryRequest: '1Gi', memoryLimit: '2Gi' },
+      progressDeadlineSeconds: 600,
+      networkPolicy: true,
+      resyncCron: '*/5 * * * *',
+      gitCredentialTtlSeconds: 3600,
+    });
+    expect(() => load({ ...base, KUBERNETES_CUBE_IMAGE: 'cubejs/cube:v1.6.2' })).toThrow(
+      /KUBERNETES_CUBE_IMAGE/,
+    );
+    expect(() => load({ ...base, KUBERNETES_GIT_IMAGE: 'alpine/git' })).toThrow(/KUBERNETES_GIT_IMAGE/);
+    expect(() => load({ ...base, KUBERNETES_CPU_LIMIT: 'two' })).toThrow(/KUBERNETES_CPU_LIMIT/);
+    expect(() => load({ ...base, KUBERNETES_RESYNC_CRON: 'often' })).toThrow(/KUBERNETES_RESYNC_CRON/);
+    expect(() => load({ ...base, KUBERNETES_EGRESS_ALLOWED_CIDRS: '10.0.0.0/33' })).toThrow(
+      /KUBERNETES_EGRESS_ALLOWED_CIDRS/,
+    );
+    expect(
+      load({
+        ...base,
+        KUBERNETES_CUBE_IMAGE: 'registry.example.com:5000/mirror/cube',
+        KUBERNETES_IMAGE_PULL_SECRETS: 'regcred, other',
+        KUBERNETES_EGRESS_ALLOWED_CIDRS: '10.20.0.0/16, fd00::/8',
+      }).runtime.kubernetes!.reconcile,
+    ).toMatchObject({
+      cubeImage: 'registry.example.com:5000/mirror/cube',
+      imagePullSecrets: ['regcred', 'other'],
+      egressAllowedCidrs: ['10.20.0.0/16', 'fd00::/8'],
+    });
   });
 });

@@ -14,6 +14,7 @@ import { ACCESS_METADATA, type AccessRule } from './access.decorators.js';
 import type { EmbedPrincipal } from './embed-principal.js';
 import { AuthService } from './auth.service.js';
 import { EmbedTokensService } from './embed-tokens.service.js';
+import { GitReadCredentials } from './git-read-credentials.js';
 import type { Principal } from './principal.js';
 import { basicPassword } from './token.js';
 
@@ -45,6 +46,7 @@ export class AccessGuard extends AuthGuard('bearer') implements CanActivate, OnA
     private readonly embedTokens: EmbedTokensService,
     private readonly moduleRef: ModuleRef,
     private readonly auth: AuthService,
+    private readonly gitCredentials: GitReadCredentials,
   ) {
     super();
   }
@@ -93,12 +95,18 @@ export class AccessGuard extends AuthGuard('bearer') implements CanActivate, OnA
       throw coreError('unauthorized', 'Send a token in the Authorization header: "Bearer <token>"');
     }
     // A token resolved a moment ago is taken from the principal cache; any other goes through
-    // passport's bearer strategy (which reads only the Bearer scheme: the Api-Key and Basic forms
-    // carry the same token), and from there to the same AuthService.
-    const recent = this.auth.recentPrincipal(token);
-    if (recent) {
+    // passport's bearer strategy, and from there to the same AuthService.
+    const recent = GitReadCredentials.isOne(token) ? undefined : this.auth.recentPrincipal(token);
+    if (rule.kind === 'object' && rule.basicAuth && GitReadCredentials.isOne(token)) {
+      // A deployment's pods fetch its model with a git read credential (Basic, on git routes only).
+      const scoped = this.gitCredentials.verify(token);
+      if (!scoped) throw coreError('unauthorized', 'The git read credential is invalid or expired');
+      req.principal = scoped;
+    } else if (recent) {
       req.principal = recent;
     } else {
+      // passport's bearer strategy reads only the Bearer scheme: the Api-Key and Basic forms
+      // carry the same token, and from there it goes to the same AuthService.
       req.headers.authorization = `Bearer ${token}`;
       await super.canActivate(ctx);
     }

@@ -98,6 +98,17 @@ export class AccessService {
     const unique = [...new Set(ids)];
     const existing = unique.length ? await resolver.resolve(principal.accountId, unique) : new Map();
     const granted = new Map<number, Set<Action>>();
+    if (principal.scope) {
+      // A scoped credential holds its actions on its one object (and what is inside it), only.
+      const { scope } = principal;
+      for (const [id, chain] of existing) {
+        const inScope = (chain as ResourceRef[]).some(
+          (ref) => ref.type === scope.type && ref.id === scope.id,
+        );
+        granted.set(id, inScope ? new Set(inheritedActions(scope.type, type, scope.actions)) : new Set());
+      }
+      return new AccessMap(new Set(), granted);
+    }
     for (const [id, chain] of existing) {
       const owned = chain[0]?.ownerId === principal.userId && type !== 'Deployment';
       const held: Set<Action> = owned ? expandActions([contentActions(type)[2]]) : new Set();

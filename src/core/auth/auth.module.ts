@@ -8,6 +8,7 @@ import { AuthService } from './auth.service.js';
 import { BearerStrategy } from './bearer.strategy.js';
 import { EmbedTokensService } from './embed-tokens.service.js';
 import { Policy } from './entities/policy.entity.js';
+import { GitReadCredentials } from './git-read-credentials.js';
 import { GrantsRepository } from './grants.repository.js';
 import { PrincipalCache } from './principal-cache.js';
 
@@ -25,8 +26,9 @@ import { PrincipalCache } from './principal-cache.js';
     AccessService,
     GrantsRepository,
     EmbedTokensService,
+    GitReadCredentials,
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [AuthService, AccessService, EmbedTokensService, PrincipalCache],
+  exports: [AuthService, AccessService, EmbedTokensService, GitReadCredentials, PrincipalCache],
 })
 export class AuthModule {}

@@ -20,4 +20,10 @@ export interface Principal {
    */
   typeActions: ReadonlyMap<string, ReadonlySet<Action>>;
   isAdmin: boolean;
+  /**
+   * Set for a credential that reaches one object only (a git read credential): the principal
+   * holds `actions` on that object (and what is inside it) and nothing anywhere else, whatever
+   * the other fields say. `AccessService` applies it.
+   */
+  scope?: { type: 'Deployment'; id: number; actions: ReadonlySet<Action> };
 }

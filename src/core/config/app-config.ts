@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { parseOutboundAllowList, type OutboundAllowList } from '../net/outbound-address.js';
+import { nextOccurrence } from '../queue/cron.js';
 import { QUEUE_NAMES, isQueueName, type QueueName } from './queue-names.js';
 import { ENV_KEYS, EnvSchema } from './env.schema.js';
 
@@ -294,6 +296,30 @@ export interface KubernetesConfig {
    * namespace in a cluster), else `default`.
    */
   namespace: string | null;
+  /** What the service runs on the cluster for each deployment's environments. */
+  reconcile: KubernetesReconcileConfig;
+}
+
+/** How deployments are run on the cluster (`KUBERNETES_*`; docs/deployments.md). */
+export interface KubernetesReconcileConfig {
+  /** This service's address as the pods reach it (`KUBERNETES_PLATFORM_URL`), no trailing slash. */
+  platformUrl: string;
+  /** The data API's image, without its tag (the tag is the deployment's version). */
+  cubeImage: string;
+  /** The image of the init container that fetches the model (git and tar). */
+  gitImage: string;
+  imagePullSecrets: string[];
+  /** Private ranges the pods may reach too (a database in the cluster or a peered network). */
+  egressAllowedCidrs: string[];
+  replicas: number;
+  stagingReplicas: number;
+  resources: { cpuRequest: string; cpuLimit: string; memoryRequest: string; memoryLimit: string };
+  progressDeadlineSeconds: number;
+  networkPolicy: boolean;
+  /** When the periodic resync runs (a cron, UTC). */
+  resyncCron: string;
+  /** How long a pod's git read credential lives, seconds. */
+  gitCredentialTtlSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -583,6 +609,13 @@ function runtimeConfig(env: EnvSchema): RuntimeConfig {
       `Invalid configuration:\n  KUBECONFIG: ${missing.join(', ')} does not exist (DEPLOYMENT_RUNTIME=kubernetes)`,
     );
   }
+  if (!env.KUBERNETES_PLATFORM_URL) {
+    throw new ConfigError(
+      "Invalid configuration:\n  DEPLOYMENT_RUNTIME=kubernetes needs KUBERNETES_PLATFORM_URL: this service's " +
+        "address as the deployments' pods reach it (http://analytics-platform-api.analytics.svc:3000), " +
+        'from which they fetch their model',
+    );
+  }
   return {
     kind,
     timeoutMs,
@@ -590,8 +623,59 @@ function runtimeConfig(env: EnvSchema): RuntimeConfig {
       kubeconfig: files.length > 0 ? files.map((f) => path.resolve(f)) : null,
       inCluster,
       namespace: env.KUBERNETES_NAMESPACE ?? null,
+      reconcile: {
+        platformUrl: env.KUBERNETES_PLATFORM_URL.replace(/\/+$/, ''),
+        cubeImage: env.KUBERNETES_CUBE_IMAGE ?? 'cubejs/cube',
+        gitImage: env.KUBERNETES_GIT_IMAGE ?? 'alpine/git:2.47.2',
+        imagePullSecrets: (env.KUBERNETES_IMAGE_PULL_SECRETS ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== ''),
+        egressAllowedCidrs: parseCidrs(env.KUBERNETES_EGRESS_ALLOWED_CIDRS),
+        replicas: env.KUBERNETES_REPLICAS ?? 2,
+        stagingReplicas: env.KUBERNETES_STAGING_REPLICAS ?? 1,
+        resources: {
+          cpuRequest: env.KUBERNETES_CPU_REQUEST ?? '500m',
+          cpuLimit: env.KUBERNETES_CPU_LIMIT ?? '2',
+          memoryRequest: env.KUBERNETES_MEMORY_REQUEST ?? '1Gi',
+          memoryLimit: env.KUBERNETES_MEMORY_LIMIT ?? '2Gi',
+        },
+        progressDeadlineSeconds: env.KUBERNETES_PROGRESS_DEADLINE_SECONDS ?? 600,
+        networkPolicy: env.KUBERNETES_NETWORK_POLICY ?? true,
+        resyncCron: validCron('KUBERNETES_RESYNC_CRON', env.KUBERNETES_RESYNC_CRON ?? '*/5 * * * *'),
+        gitCredentialTtlSeconds: env.KUBERNETES_GIT_CREDENTIAL_TTL_SECONDS ?? 3600,
+      },
     },
   };
+}
+
+/** `KUBERNETES_EGRESS_ALLOWED_CIDRS`: IPv4 or IPv6 CIDRs separated by commas. */
+function parseCidrs(text: string | undefined): string[] {
+  const cidrs = (text ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  for (const cidr of cidrs) {
+    const [address, bits, ...rest] = cidr.split('/');
+    const family = net.isIP(address);
+    const max = family === 6 ? 128 : 32;
+    if (!family || rest.length > 0 || !/^\d{1,3}$/.test(bits ?? '') || Number(bits) > max) {
+      throw new ConfigError(
+        `Invalid configuration:\n  KUBERNETES_EGRESS_ALLOWED_CIDRS: ${cidr} is not a CIDR (10.20.0.0/16, fd00::/8)`,
+      );
+    }
+  }
+  return cidrs;
+}
+
+/** A cron the schedules can read (five or six fields), else the start-up error naming `name`. */
+function validCron(name: string, cron: string): string {
+  try {
+    nextOccurrence(cron, 'UTC', new Date());
+  } catch (err) {
+    throw new ConfigError(`Invalid configuration:\n  ${name}: ${(err as Error).message}`);
+  }
+  return cron.trim();
 }
 
 /**

@@ -13,6 +13,16 @@ import {
   getMetadataStorage,
 } from 'class-validator';
 
+/** An image name without tag or digest: an optional registry host (and port), then path components. */
+const IMAGE_NAME =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(:[0-9]{1,5})?\/)?[a-z0-9]+([._-][a-z0-9]+)*(\/[a-z0-9]+([._-][a-z0-9]+)*)*$/;
+/** An image name with a tag (`:2.47.2`) or a digest (`@sha256:...`). */
+const IMAGE_REFERENCE = new RegExp(
+  `${IMAGE_NAME.source.slice(0, -1)}(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})$`,
+);
+/** A Kubernetes resource quantity as requests and limits take it. */
+const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
+
 const toBool = ({ value }: { value: unknown }): unknown => {
   if (typeof value !== 'string') return value;
   const v = value.trim().toLowerCase();
@@ -177,6 +187,52 @@ export class EnvSchema {
     message: 'KUBERNETES_NAMESPACE must be a Kubernetes namespace name (a DNS label)',
   })
   KUBERNETES_NAMESPACE?: string;
+  /** This service's address as the deployments' pods reach it (their model is fetched from it). */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, {
+    message: 'KUBERNETES_PLATFORM_URL must be an http:// or https:// address without a query or fragment',
+  })
+  KUBERNETES_PLATFORM_URL?: string;
+  @IsOptional()
+  @Matches(IMAGE_NAME, {
+    message: 'KUBERNETES_CUBE_IMAGE must be an image name without a tag (registry.example.com/cube/cube)',
+  })
+  KUBERNETES_CUBE_IMAGE?: string;
+  @IsOptional()
+  @Matches(IMAGE_REFERENCE, {
+    message: 'KUBERNETES_GIT_IMAGE must be an image reference with a tag or digest (alpine/git:2.47.2)',
+  })
+  KUBERNETES_GIT_IMAGE?: string;
+  @IsOptional()
+  @Matches(/^\s*[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?(\s*,\s*[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)*\s*$/, {
+    message: 'KUBERNETES_IMAGE_PULL_SECRETS must be Secret names separated by commas',
+  })
+  KUBERNETES_IMAGE_PULL_SECRETS?: string;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(50) KUBERNETES_REPLICAS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(50) KUBERNETES_STAGING_REPLICAS?: number;
+  @IsOptional()
+  @Matches(QUANTITY, { message: 'KUBERNETES_CPU_REQUEST must be a Kubernetes quantity (500m, 1)' })
+  KUBERNETES_CPU_REQUEST?: string;
+  @IsOptional()
+  @Matches(QUANTITY, { message: 'KUBERNETES_CPU_LIMIT must be a Kubernetes quantity (2, 1500m)' })
+  KUBERNETES_CPU_LIMIT?: string;
+  @IsOptional()
+  @Matches(QUANTITY, { message: 'KUBERNETES_MEMORY_REQUEST must be a Kubernetes quantity (1Gi, 512Mi)' })
+  KUBERNETES_MEMORY_REQUEST?: string;
+  @IsOptional()
+  @Matches(QUANTITY, { message: 'KUBERNETES_MEMORY_LIMIT must be a Kubernetes quantity (2Gi)' })
+  KUBERNETES_MEMORY_LIMIT?: string;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(30) @Max(3600) KUBERNETES_PROGRESS_DEADLINE_SECONDS?: number;
+  @IsOptional() @Transform(toBool) @IsBoolean() KUBERNETES_NETWORK_POLICY?: boolean;
+  /** CIDRs the deployments' pods may reach beyond the public internet (checked in AppConfig). */
+  @IsOptional() @IsString() KUBERNETES_EGRESS_ALLOWED_CIDRS?: string;
+  @IsOptional() @IsString() KUBERNETES_RESYNC_CRON?: string;
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(600)
+  @Max(86400)
+  KUBERNETES_GIT_CREDENTIAL_TTL_SECONDS?: number;
   /** Set by Kubernetes in every pod: where the cluster's API server is (in-cluster configuration). */
   @IsOptional() @IsString() KUBERNETES_SERVICE_HOST?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(65535) KUBERNETES_SERVICE_PORT?: number;

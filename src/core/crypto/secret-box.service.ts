@@ -1,3 +1,4 @@
+import { hkdfSync } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import { SecretBox } from './secret-box.js';
@@ -26,6 +27,15 @@ export class SecretBoxService {
   open(sealed: string, context: string): Buffer {
     this.assertUsable();
     return this.box.open(sealed, context);
+  }
+
+  /**
+   * A 32-byte key for one purpose (`label`), derived from `SECRETS_KEY` with HKDF-SHA256: a key
+   * for signing credentials that is never the key that seals secrets.
+   */
+  derivedKey(label: string): Buffer {
+    this.assertUsable();
+    return Buffer.from(hkdfSync('sha256', this.config.secretsKey, Buffer.alloc(0), label, 32));
   }
 
   private assertUsable(): void {

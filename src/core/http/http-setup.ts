@@ -9,6 +9,8 @@ import { checkParsedInput, JSON_MEDIA_TYPES, requireJsonBody } from './input-gua
 import { serialiseListItemsOnce } from './json-body.js';
 import { configureRateLimits } from '../rate-limit/rate-limit.js';
 import { behaviourOf, RouteBehaviours } from './route-behaviour.js';
+import { GitReadCredentials } from '../auth/git-read-credentials.js';
+import { basicPassword } from '../auth/token.js';
 
 const PROBES = /^\/health\/(live|ready)\/?$/;
 
@@ -44,6 +46,9 @@ function jsonBodies(bodyLimit: string): Middleware {
  * headers, rate limiting, the JSON body parser with its size limit, and rejection of NUL characters
  * (PostgreSQL cannot store them). Every failure answers in the one error shape.
  */
+/** The routes of a git fetch (smart HTTP, upload-pack). */
+const GIT_FETCH = /^\/build\/api\/v1\/deployments\/\d+\/git\/(info\/refs|git-upload-pack)$/;
+
 export function configureHttp(app: NestExpressApplication, config: AppConfig): void {
   const { http } = config;
   app.set('trust proxy', http.trustProxy);
@@ -58,8 +63,17 @@ export function configureHttp(app: NestExpressApplication, config: AppConfig): v
     behaviours.tag(req);
     next();
   });
+  const podFetches = config.runtime.kubernetes !== null;
   app.use((req: Request, res: Response, next: NextFunction) => {
     if (http.allowHttp || req.secure || PROBES.test(req.path)) return next();
+    // A deployment's pods fetch its model inside the cluster, over plain HTTP, with a git read
+    // credential: a short-lived, read-only credential of one deployment, taken on no other route.
+    if (
+      podFetches &&
+      GIT_FETCH.test(req.path) &&
+      GitReadCredentials.isOne(basicPassword(req.headers.authorization ?? '') ?? '')
+    )
+      return next();
     sendError(
       req,
       res,

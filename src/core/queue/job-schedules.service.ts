@@ -144,6 +144,36 @@ export class JobSchedules {
     });
   }
 
+  /**
+   * The one schedule of a platform `owner` (no account), made if missing and set to `input`'s
+   * cron and job otherwise; processes starting together make one (they take turns on the owner).
+   */
+  ensure<P extends object>(
+    input: Omit<ScheduleInput<P>, 'accountId'>,
+    clock: ScheduleClock = {},
+  ): Promise<ScheduleView> {
+    return this.db.transaction(async () => {
+      await this.db.query(`SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))`, {
+        key: `job-schedule:${input.owner}`,
+      });
+      const [current, ...extra] = await this.listByOwner(input.owner);
+      for (const e of extra) await this.remove(e.id);
+      if (!current) return this.create({ ...input, accountId: null }, clock);
+      const timezone = input.timezone ?? 'UTC';
+      if (
+        current.cron === input.cron.trim() &&
+        current.timezone === timezone &&
+        current.job === input.job.name
+      )
+        return current;
+      if (current.job !== input.job.name) {
+        await this.remove(current.id);
+        return this.create({ ...input, accountId: null }, clock);
+      }
+      return (await this.update(current.id, { cron: input.cron, timezone }, clock))!;
+    });
+  }
+
   async remove(id: string): Promise<boolean> {
     return (await this.db.query(`DELETE FROM job_schedules WHERE id = :id RETURNING id`, { id })).length > 0;
   }

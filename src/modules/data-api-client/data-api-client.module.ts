@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DeploymentsModule } from '../deployments/deployments.module.js';
+import { DataApiAddresses } from './data-api-addresses.service.js';
 import { DataApiKeys } from './data-api-keys.service.js';
 import { DataApiClient } from './data-api.client.js';
 
@@ -12,7 +13,7 @@ import { DataApiClient } from './data-api.client.js';
  */
 @Module({
   imports: [DeploymentsModule],
-  providers: [DataApiClient, DataApiKeys],
-  exports: [DataApiClient, DataApiKeys],
+  providers: [DataApiClient, DataApiKeys, DataApiAddresses],
+  exports: [DataApiClient, DataApiKeys, DataApiAddresses],
 })
 export class DataApiClientModule {}

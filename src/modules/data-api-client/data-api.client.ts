@@ -3,6 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
 import { ApiError } from '../../core/errors/api-error.js';
 import { DeploymentsService } from '../deployments/deployments.service.js';
+import { DataApiAddresses } from './data-api-addresses.service.js';
 import { API_SECRET_VARIABLE, DataApiKeys, signDataApiToken } from './data-api-keys.service.js';
 import { dataApiError } from './data-api.errors.js';
 import {
@@ -102,11 +103,19 @@ export class DataApiClient {
     private readonly config: AppConfig,
     private readonly deployments: DeploymentsService,
     private readonly keys: DataApiKeys,
+    private readonly addresses: DataApiAddresses,
   ) {}
 
-  /** Whether this installation names deployments' data APIs (DATA_API_URL_TEMPLATE or DEPLOYMENT_DOMAIN). */
+  /**
+   * Whether this installation names deployments' data APIs (DATA_API_URL_TEMPLATE or
+   * DEPLOYMENT_DOMAIN, else a runtime that runs deployments).
+   */
   get configured(): boolean {
-    return this.config.dataApi.urlTemplate !== null || this.config.dataApi.deploymentUrls;
+    return (
+      this.config.dataApi.urlTemplate !== null ||
+      this.config.dataApi.deploymentUrls ||
+      this.addresses.registered !== null
+    );
   }
 
   /**
@@ -340,6 +349,10 @@ export class DataApiClient {
     } else if (deploymentUrls) {
       baseUrl = (await this.deployments.describe(accountId, deploymentId)).deploymentUrl.replace(/\/+$/, '');
       setting = 'DEPLOYMENT_DOMAIN';
+    } else if (this.addresses.registered) {
+      await this.deployments.requireInAccount(accountId, deploymentId);
+      baseUrl = this.addresses.registered.baseUrl(deploymentId);
+      setting = this.addresses.registered.setting;
     } else {
       await this.deployments.requireInAccount(accountId, deploymentId);
       throw dataApiError('data_api_not_configured', NO_DATA_API);

@@ -9,6 +9,7 @@ import { BranchesController } from './branches.controller.js';
 import { ConnectionController } from './connection.controller.js';
 import { BuildStatusController, DataModelController } from './data-model.controller.js';
 import { DataModelRepository } from './data-model.repository.js';
+import { DeployStates } from './deploy-states.service.js';
 import { DevModeController } from './dev-mode.controller.js';
 import { EnvironmentsController } from './environments.controller.js';
 import { ModelBranch } from './entities/model-branch.entity.js';
@@ -99,7 +100,7 @@ class ModelLifecycle implements OnModuleInit {
     EnvironmentsController,
     GitHttpController,
   ],
-  exports: [ModelImports, ModelEnvironments],
+  exports: [ModelImports, ModelEnvironments, DeployStates],
   providers: [
     DataModelRepository,
     ReposOwnership,
@@ -117,6 +118,7 @@ class ModelLifecycle implements OnModuleInit {
     ModelMerges,
     ModelConnection,
     ModelEnvironments,
+    DeployStates,
     ModelImports,
     ModelLifecycle,
     GitHttpService,

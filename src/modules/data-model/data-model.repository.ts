@@ -484,6 +484,37 @@ export class DataModelRepository {
       { deploymentId, deployBranch, environmentId },
     );
   }
+  /**
+   * Production and the staging environments of the deployment, each with its branch's last
+   * successful build's commit (null before its first).
+   */
+  runnableEnvironments(
+    deploymentId: number,
+    deployBranch: string,
+  ): Promise<Array<{ id: number; rank: 0 | 1; branch: string; builtCommit: string | null }>> {
+    return this.db.query(
+      `WITH env AS (${ENVIRONMENTS_SQL})
+       SELECT env.id, env.rank, env.branch,
+              (SELECT b.commit_sha FROM deployment_builds b
+                WHERE b.deployment_id = :deploymentId AND b.branch = env.branch AND b.outcome = 'built'
+                ORDER BY b.id DESC LIMIT 1) AS "builtCommit"
+         FROM env WHERE env.rank IN (0, 1) ORDER BY env.rank, env.branch COLLATE "C"`,
+      { deploymentId, deployBranch },
+    );
+  }
+
+  /** The id of the production or staging environment serving `branch`, or null. */
+  async environmentServing(
+    deploymentId: number,
+    deployBranch: string,
+    branch: string,
+  ): Promise<number | null> {
+    const row = await this.db.one<{ id: number }>(
+      `WITH env AS (${ENVIRONMENTS_SQL}) SELECT env.id FROM env WHERE env.rank IN (0, 1) AND env.branch = :branch`,
+      { deploymentId, deployBranch, branch },
+    );
+    return row?.id ?? null;
+  }
 }
 
 /**

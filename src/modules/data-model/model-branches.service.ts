@@ -16,6 +16,7 @@ import { ModelDevMode } from './model-dev-mode.service.js';
 import { ModelRefs } from './model-refs.js';
 import { ModelRemotes } from './model-remotes.js';
 import { ModelWorkspace, type Branch, type ModelContext } from './model-workspace.js';
+import { DeploymentLifecycle } from '../deployments/deployment-lifecycle.js';
 
 /** Branches of a deployment's model: listing, creating, deleting and the staging toggle. */
 @Injectable()
@@ -27,6 +28,7 @@ export class ModelBranches {
     private readonly repository: DataModelRepository,
     private readonly remotes: ModelRemotes,
     private readonly devMode: ModelDevMode,
+    private readonly lifecycle: DeploymentLifecycle,
   ) {}
 
   // --- Listing ------------------------------------------------------------------------------------
@@ -119,6 +121,8 @@ export class ModelBranches {
       });
       if (branch.id !== 0)
         await this.repository.deleteBranch(ctx.deploymentId, branch, ctx.settings.deployBranchName);
+      // A staging environment went with it.
+      if (branch.kind !== 'dev') await this.lifecycle.changed(ctx.accountId, ctx.deploymentId);
     });
   }
 
@@ -145,6 +149,7 @@ export class ModelBranches {
         });
       }
       await this.repository.setStaging(deploymentId, branch.name, dto.enabled);
+      await this.lifecycle.changed(ctx.accountId, deploymentId);
     });
     const row = (await this.repository.branch(deploymentId, branch.name))!;
     return { data: this.toDto(row, branch.name, branch.head) };

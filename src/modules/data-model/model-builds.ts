@@ -5,11 +5,15 @@ import type { JobContext } from '../../core/queue/job-context.js';
 import { defineJob, JobHandler } from '../../core/queue/job-definition.js';
 import { JobQueue } from '../../core/queue/job-queue.service.js';
 import { JobRuns } from '../../core/queue/job-runs.service.js';
+import { Database } from '../../core/database/database.js';
+import { DeploymentLifecycle } from '../deployments/deployment-lifecycle.js';
 import { deploymentOwner, DeploymentsService } from '../deployments/deployments.service.js';
 import { DataModelRepository } from './data-model.repository.js';
+import { DeployStates } from './deploy-states.service.js';
 import type { BuildStatusDto } from './dto/data-model.dto.js';
 import { branchRef, GitStore } from './git/git-store.js';
 import { rootPrefix } from './model-paths.js';
+import { ModelEnvironments } from './model-environments.service.js';
 import { ModelVerdicts } from './model-verdicts.js';
 import { ModelWorkspace } from './model-workspace.js';
 
@@ -49,6 +53,10 @@ export class ModelBuilds {
     private readonly verdicts: ModelVerdicts,
     private readonly deployments: DeploymentsService,
     private readonly workspace: ModelWorkspace,
+    private readonly lifecycle: DeploymentLifecycle,
+    private readonly db: Database,
+    private readonly deployStates: DeployStates,
+    private readonly environments: ModelEnvironments,
   ) {}
 
   /**
@@ -117,13 +125,31 @@ export class ModelBuilds {
       ...base,
       status,
       buildJobId: build.id,
-      deploymentStatus: run?.status ?? null,
+      ...(await this.deployState(deploymentId, ctx.settings.deployBranchName, name, run?.status ?? null)),
       errorText: status === 'failed' ? (build.errorText ?? run?.error ?? null) : null,
       filesHash: build.filesHash,
       lastHash: build.commitSha,
       updatedAt: run?.finishedAt ?? run?.startedAt ?? build.createdAt.toISOString(),
       ...waiting,
     };
+  }
+
+  /**
+   * `deploymentStatus`: the build run's state, or with a runtime that runs deployments the
+   * rollout's state of the environment serving the branch (null for a branch not served, or one
+   * whose first successful build is not deployed yet).
+   */
+  private async deployState(
+    deploymentId: number,
+    deployBranch: string,
+    branch: string,
+    runStatus: string | null,
+  ): Promise<Pick<BuildStatusDto, 'deploymentStatus' | 'deploymentStatusReason'>> {
+    if (!this.deployStates.reported) return { deploymentStatus: runStatus };
+    const environmentId = await this.environments.servingBranch(deploymentId, deployBranch, branch);
+    if (environmentId === null) return { deploymentStatus: null, deploymentStatusReason: null };
+    const state = (await this.deployStates.read(deploymentId, [environmentId])).get(environmentId);
+    return { deploymentStatus: state?.status ?? null, deploymentStatusReason: state?.reason ?? null };
   }
 
   /**
@@ -170,11 +196,15 @@ export class ModelBuilds {
     const errorText = result.valid
       ? null
       : result.errors.map((e) => (e.fileName ? `${e.fileName}: ${e.message}` : e.message)).join('\n');
-    await this.repository.recordBuildOutcome(build.id, {
-      commitSha: commit,
-      filesHash: GitStore.filesHash(files),
-      outcome: result.valid ? 'built' : 'failed',
-      errorText,
+    await this.db.transaction(async () => {
+      await this.repository.recordBuildOutcome(build.id, {
+        commitSha: commit,
+        filesHash: GitStore.filesHash(files),
+        outcome: result.valid ? 'built' : 'failed',
+        errorText,
+      });
+      // A branch the deployment serves may run this commit now.
+      if (result.valid) await this.lifecycle.changed(build.accountId, build.deploymentId);
     });
     if (!result.valid) {
       await ctx.log(errorText ?? 'Compilation failed', 'error');

@@ -12,6 +12,7 @@ import {
 import { notFound } from '../../core/errors/not-found.js';
 import { DeploymentsService } from '../deployments/deployments.service.js';
 import { DataModelRepository, type EnvironmentRow } from './data-model.repository.js';
+import { DeployStates } from './deploy-states.service.js';
 import {
   ENVIRONMENT_TYPES,
   type EnvironmentApiCredentialDto,
@@ -39,6 +40,7 @@ export class ModelEnvironments {
     private readonly access: AccessService,
     private readonly deployments: DeploymentsService,
     private readonly repository: DataModelRepository,
+    private readonly deployStates: DeployStates,
   ) {}
 
   async list(
@@ -64,12 +66,21 @@ export class ModelEnvironments {
     });
     const total = rows[0]?.total ?? 0;
     const page = rows.filter((r): r is EnvironmentRow => r.rank !== null);
+    const served = page.filter((r) => r.rank !== 2).map((r) => r.id);
+    const states = await this.deployStates.read(deploymentId, served);
     return withLegacyFields(
       buildPage(
         page,
         paging,
         (r) => [r.rank, r.branch],
-        (r) => toEnvironment(deployment.deploymentUrl, r),
+        (r) => {
+          const env = toEnvironment(deployment.deploymentUrl, r);
+          if (!this.deployStates.reported || r.rank === 2) return env;
+          const state = states.get(r.id);
+          return state
+            ? { ...env, status: state.status, statusReason: state.reason }
+            : { ...env, status: 'not_deployed', statusReason: 'Waiting for a successful build to deploy' };
+        },
       ),
       paging,
       total,
@@ -98,6 +109,48 @@ export class ModelEnvironments {
     if (!row) throw notFound('Environment', environmentId);
     return { id: row.id, type: ENVIRONMENT_TYPES[row.rank], branch: row.branch, userId: row.userId };
   }
+
+  /**
+   * The environments a runtime runs for the deployment (production, and each staging branch whose
+   * toggle is on), each with its branch's last successful build; 404 `deployment_not_found` when
+   * it is gone. For the runtime module: no access check.
+   */
+  async runnable(accountId: number, deploymentId: number): Promise<RunnableDeployment> {
+    const settings = await this.deployments.gitSettings(accountId, deploymentId);
+    const rows = await this.repository.runnableEnvironments(deploymentId, settings.deployBranchName);
+    return {
+      deployBranch: settings.deployBranchName,
+      projectRoot: settings.deployProjectRoot,
+      environments: rows.map((r) => ({
+        id: r.id,
+        type: r.rank === 0 ? 'production' : 'staging',
+        branch: r.branch,
+        builtCommit: r.builtCommit,
+      })),
+    };
+  }
+
+  /** The environment serving `branch` (production or staging), or null. */
+  async servingBranch(deploymentId: number, deployBranch: string, branch: string): Promise<number | null> {
+    return this.repository.environmentServing(deploymentId, deployBranch, branch);
+  }
+}
+
+/** An environment a runtime runs: production or a staging branch, with the commit to run. */
+export interface RunnableEnvironment {
+  id: number;
+  type: 'production' | 'staging';
+  branch: string;
+  /** The branch's last successful build's commit; null before its first (nothing to run yet). */
+  builtCommit: string | null;
+}
+
+/** What a deployment's runtime must run, read in one unit of work. */
+export interface RunnableDeployment {
+  deployBranch: string;
+  /** The folder of the repository that holds the project (`''`: the root). */
+  projectRoot: string;
+  environments: RunnableEnvironment[];
 }
 
 /** An environment as the services that issue its credentials need it. */

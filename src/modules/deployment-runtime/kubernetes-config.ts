@@ -32,7 +32,7 @@ export class KubernetesConfigError extends Error {}
  */
 export function kubernetesTarget(
   k8s: { KubeConfig: new () => KubeConfig },
-  settings: KubernetesConfig,
+  settings: Pick<KubernetesConfig, 'kubeconfig' | 'inCluster' | 'namespace'>,
   serviceAccountDir = SERVICE_ACCOUNT_DIR,
 ): KubernetesTarget {
   const kubeConfig = new k8s.KubeConfig();

@@ -117,6 +117,14 @@ export class DeploymentsRepository {
     return rows.map((r) => r.id);
   }
 
+  /** Every deployment of every account, by id: a page of at most `limit` after `afterId`. */
+  allIds(afterId: number, limit: number): Promise<Array<{ id: number; accountId: number }>> {
+    return this.db.query(
+      `SELECT id, account_id AS "accountId" FROM deployments WHERE id > :afterId ORDER BY id LIMIT :limit`,
+      { afterId, limit },
+    );
+  }
+
   async exists(accountId: number, id: number): Promise<boolean> {
     return (await this.existing(accountId, [id])).length > 0;
   }

@@ -189,6 +189,7 @@ export class DeploymentsService implements OnModuleInit {
       const updated = await this.repository.update(actor.accountId, next);
       if (!updated) throw notFound('Deployment', id);
       if (versionChange) await this.releases.recordChange(actor.accountId, current, updated);
+      await this.lifecycle.changed(actor.accountId, id);
       return updated;
     });
     return this.toSettings(row);
@@ -270,7 +271,23 @@ export class DeploymentsService implements OnModuleInit {
     id: number,
     settings: { deployBranchName: string; deployProjectRoot: string; creationMethod: string | null },
   ): Promise<void> {
-    await this.repository.setGitSettings(accountId, id, settings);
+    await this.db.transaction(async () => {
+      await this.repository.setGitSettings(accountId, id, settings);
+      await this.lifecycle.changed(accountId, id);
+    });
+  }
+
+  /** The version the deployment runs (the one it holds, else its channel's head), or 404. */
+  async runningVersion(accountId: number, id: number): Promise<string | null> {
+    return effectiveVersion(await this.row(accountId, id));
+  }
+
+  /**
+   * Every deployment of every account, in id order, a page at a time (for platform work such as
+   * the runtime's resync; never for a response).
+   */
+  allDeployments(afterId: number, limit: number): Promise<Array<{ id: number; accountId: number }>> {
+    return this.repository.allIds(afterId, limit);
   }
 
   /** The deployment in the `Deployment` shape, or 404. */

@@ -21,6 +21,7 @@ import {
   isSecretName,
 } from './env-vars.rules.js';
 import { EnvVarsRepository, type EnvVarRow } from './env-vars.repository.js';
+import { DeploymentLifecycle } from './deployment-lifecycle.js';
 
 /**
  * A deployment's environment variables, sealed at rest for their account, deployment and name.
@@ -37,6 +38,7 @@ export class EnvVarsService {
     private readonly repository: EnvVarsRepository,
     private readonly access: AccessService,
     private readonly secrets: SecretBoxService,
+    private readonly lifecycle: DeploymentLifecycle,
   ) {}
 
   /** `GET .../env-vars`: one page in name order; secret-named values masked. */
@@ -112,6 +114,7 @@ export class EnvVarsService {
           `A deployment holds at most ${ENV_VARS_PER_DEPLOYMENT} environment variables; this request would make ${count}`,
         );
       }
+      await this.lifecycle.changed(actor.accountId, deploymentId);
       return this.repository.page(deploymentId, null, ENV_VARS_PER_DEPLOYMENT);
     });
     const items = rows.map((r) => this.readBack(actor.accountId, deploymentId, r));

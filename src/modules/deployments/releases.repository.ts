@@ -92,16 +92,18 @@ export class ReleasesRepository {
    * Records `version` for every deployment following `channel` (holding no version): what they
    * run once it is the channel's head. Answers how many.
    */
-  async recordForFollowers(channel: string, version: string): Promise<number> {
-    const rows = await this.db.query(
+  recordForFollowers(
+    channel: string,
+    version: string,
+  ): Promise<Array<{ deploymentId: number; accountId: number }>> {
+    return this.db.query(
       `INSERT INTO deployment_versions (deployment_id, account_id, release_channel, version)
        SELECT d.id, d.account_id, d.release_channel, :version FROM deployments d
        WHERE d.release_channel = :channel AND NOT d.release_channel_version_hold
        ORDER BY d.id
-       RETURNING id`,
+       RETURNING deployment_id AS "deploymentId", account_id AS "accountId"`,
       { channel, version },
     );
-    return rows.length;
   }
 
   /**

@@ -18,6 +18,7 @@ import { DeploymentsRepository, type DeploymentRow } from './deployments.reposit
 import type { DeploymentVersionDto } from './dto/deployment-version.dto.js';
 import { imageTag, parseReleaseVersion } from './release-version.js';
 import { ReleasesRepository, type VersionsCursor } from './releases.repository.js';
+import { DeploymentLifecycle } from './deployment-lifecycle.js';
 
 /** The version fields of a deployment as stored. */
 export interface VersionState {
@@ -71,6 +72,7 @@ export class ReleasesService {
     private readonly repository: ReleasesRepository,
     private readonly deployments: DeploymentsRepository,
     private readonly access: AccessService,
+    private readonly lifecycle: DeploymentLifecycle,
   ) {}
 
   /** `GET /deployments/{id}/versions`: the heads of the channels and the versions it ran. */
@@ -196,11 +198,12 @@ export class ReleasesService {
       const previous = (await this.repository.heads()).get(channel) ?? null;
       const added = await this.repository.insertRelease(channel, release);
       const head = (await this.repository.heads()).get(channel)!;
-      const deploymentsMoved =
+      const moved =
         added && head === release.version && previous !== head
           ? await this.repository.recordForFollowers(channel, release.version)
-          : 0;
-      return { channel, version: release.version, added, head, deploymentsMoved };
+          : [];
+      for (const m of moved) await this.lifecycle.changed(m.accountId, m.deploymentId);
+      return { channel, version: release.version, added, head, deploymentsMoved: moved.length };
     });
   }
 

@@ -310,8 +310,24 @@ export class BuildStatusDto {
   })
   status: string;
   @ApiPropertyOptional({ type: Number, nullable: true }) buildJobId?: number | null;
-  @ApiPropertyOptional({ type: String, nullable: true, description: 'The build run’s own state' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description:
+      'Without a runtime that runs deployments: the build run’s own state. With ' +
+      '`DEPLOYMENT_RUNTIME=kubernetes`, for a branch the deployment serves (the deploy branch, a ' +
+      'staging branch): `deploying`, `deployed` or `failed` (see `deploymentStatusReason`); null ' +
+      'before its first successful build is deployed and for branches not served',
+  })
   deploymentStatus?: string | null;
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description:
+      'With `DEPLOYMENT_RUNTIME=kubernetes`: why the rollout failed (the runtime’s message), or what ' +
+      'it waits for; null when deployed',
+  })
+  deploymentStatusReason?: string | null;
   @ApiPropertyOptional({ type: String, nullable: true }) errorText?: string | null;
   @ApiPropertyOptional({ type: String, nullable: true }) filesHash?: string | null;
   @ApiPropertyOptional({ type: String, nullable: true, description: 'The commit built' }) lastHash?:

@@ -56,6 +56,22 @@ export class EnvironmentDto {
   user?: string | null;
 
   @ApiProperty({ type: [EnvironmentApiCredentialDto] }) api_credentials: EnvironmentApiCredentialDto[];
+
+  @ApiPropertyOptional({
+    enum: ['deploying', 'deployed', 'failed', 'not_deployed'],
+    enumName: 'DeploymentEnvironmentStatus',
+    description:
+      'Only with `DEPLOYMENT_RUNTIME=kubernetes`, for production and staging: where the environment’s ' +
+      'rollout stands; `not_deployed` before its branch’s first successful build is deployed',
+  })
+  status?: 'deploying' | 'deployed' | 'failed' | 'not_deployed';
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: 'With `status`: why the rollout failed, or what it waits for; null when deployed',
+  })
+  statusReason?: string | null;
 }
 
 export class EnvironmentsListDto extends PageOf(EnvironmentDto, {
