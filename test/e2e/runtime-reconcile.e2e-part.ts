@@ -269,9 +269,16 @@ describe('deployments run on Kubernetes', () => {
       expect(w.contentType).toBe('application/apply-patch+yaml');
       expect(w.query).toMatchObject({ fieldManager: 'analytics-platform-api', fieldValidation: 'Strict' });
     }
-    // A secret never leaves its Secret.
+    // A secret never leaves its Secret: not in the other objects, nor in run records and their logs.
     const outside = JSON.stringify([fake.get('Deployment', `cube-${id}`), fake.get('Service', `cube-${id}`)]);
     expect(outside).not.toContain('first-secret-0123456789');
+    const records = await t.sql(
+      `SELECT r.payload::text || coalesce(r.error, '') || coalesce(string_agg(l.message, ''), '') AS text
+         FROM job_runs r LEFT JOIN job_run_logs l ON l.run_id = r.id WHERE r.owner = $1 GROUP BY r.id`,
+      [`deployment:${id}`],
+    );
+    expect(records.length).toBeGreaterThan(2);
+    for (const r of records) expect(String(r.text)).not.toContain('first-secret-0123456789');
   });
 
   it('fetches exactly the built commit with the pod’s git credential, which reads that one deployment only', async () => {

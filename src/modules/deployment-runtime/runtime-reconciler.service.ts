@@ -193,11 +193,7 @@ export class RuntimeReconciler implements OnModuleInit, OnApplicationBootstrap, 
 
   @JobHandler(RECONCILE_JOB)
   async reconcile(payload: ReconcilePayload, ctx: JobContext): Promise<void> {
-    const cluster = this.cluster;
-    if (!cluster) {
-      await ctx.log('No Kubernetes runtime in this process: nothing to reconcile', 'warn');
-      return;
-    }
+    const cluster = this.connected();
     await ctx.phase('apply');
     const settings = await this.manifestSettings();
     let applied: RolloutRecord[] | null;
@@ -377,8 +373,7 @@ export class RuntimeReconciler implements OnModuleInit, OnApplicationBootstrap, 
    */
   @JobHandler(FOLLOW_JOB)
   async follow(payload: FollowPayload, ctx: JobContext): Promise<void> {
-    const cluster = this.cluster;
-    if (!cluster) return;
+    const cluster = this.connected();
     const { deploymentId } = payload;
     const settings = await this.manifestSettings();
     await ctx.phase('rollout');
@@ -462,8 +457,7 @@ export class RuntimeReconciler implements OnModuleInit, OnApplicationBootstrap, 
   /** A full reconcile of every deployment, and the removal of what deleted deployments left. */
   @JobHandler(RESYNC_JOB)
   async resync(_payload: { scheduledFor?: string }, ctx: JobContext): Promise<void> {
-    const cluster = this.cluster;
-    if (!cluster) return;
+    const cluster = this.connected();
     const settings = await this.manifestSettings();
     const live = new Set<number>();
     let after = 0;
@@ -502,6 +496,17 @@ export class RuntimeReconciler implements OnModuleInit, OnApplicationBootstrap, 
   private async deploymentExists(id: number): Promise<boolean> {
     // A deployment made since the page was read is not an orphan.
     return (await this.deployments.allDeployments(id - 1, 1)).some((d) => d.id === id);
+  }
+
+  /**
+   * The cluster, or a retryable failure in a process without one: the command line queues
+   * reconciles (`add-release`) and, without Redis, would run them itself; the retry is left to
+   * the API and the workers.
+   */
+  private connected(): KubernetesCluster {
+    if (!this.cluster)
+      throw new Error('No Kubernetes connection in this process; the job is retried elsewhere');
+    return this.cluster;
   }
 
   /** Names, labels and keys of the objects, read once. */
