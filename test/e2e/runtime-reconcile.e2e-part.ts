@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Database } from '../../src/core/database/database.js';
+import type { JobDefinition } from '../../src/core/queue/job-definition.js';
 import { JobQueue } from '../../src/core/queue/job-queue.service.js';
 import { DataApiClient } from '../../src/modules/data-api-client/data-api.client.js';
 import { environmentSecret } from '../../src/modules/data-api-client/data-api-keys.service.js';
@@ -28,7 +29,7 @@ import {
   type TestApp,
 } from '../support/app.js';
 import { postDeployment, waitFor } from '../support/factories.js';
-import { TestJobs } from '../support/job-context.js';
+import { TestJobs, type JobHandlerFn } from '../support/job-context.js';
 import {
   NAMESPACE,
   startKubernetesFake,
@@ -97,27 +98,19 @@ describe('deployments run on Kubernetes', () => {
     }
   };
 
-  /** Runs the deployment's queued reconciles; answers each attempt's outcome. */
-  const runReconciles = async (deploymentId: number) => {
+  /** Runs the deployment's queued runs of `job` with `handler`, oldest first; answers their outcomes. */
+  const runQueued = async <P>(job: JobDefinition<P>, deploymentId: number, handler: JobHandlerFn<P>) => {
     const outcomes = [];
-    for (const runId of await queued(RECONCILE_JOB.name, deploymentId)) {
-      outcomes.push(
-        await jobs.attempt(RECONCILE_JOB, runId, (p: ReconcilePayload, c) => reconciler().reconcile(p, c)),
-      );
+    for (const runId of await queued(job.name, deploymentId)) {
+      outcomes.push((await jobs.attempt(job, runId, handler)).outcome);
     }
-    return outcomes.map((o) => o.outcome);
+    return outcomes;
   };
-
-  /** Runs the deployment's queued rollout followers (each until nothing is deploying). */
-  const runFollowers = async (deploymentId: number) => {
-    const outcomes = [];
-    for (const runId of await queued(FOLLOW_JOB.name, deploymentId)) {
-      outcomes.push(
-        await jobs.attempt(FOLLOW_JOB, runId, (p: FollowPayload, c) => reconciler().follow(p, c)),
-      );
-    }
-    return outcomes.map((o) => o.outcome);
-  };
+  const runReconciles = (deploymentId: number) =>
+    runQueued(RECONCILE_JOB, deploymentId, (p: ReconcilePayload, c) => reconciler().reconcile(p, c));
+  /** The rollout followers: each watches until nothing is deploying. */
+  const runFollowers = (deploymentId: number) =>
+    runQueued(FOLLOW_JOB, deploymentId, (p: FollowPayload, c) => reconciler().follow(p, c));
 
   /**
    * Runs the deployment's queued reconciles, then the followers they queued while the test moves

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { KubernetesReconcileConfig } from '../../src/core/config/app-config.js';
+import { AppConfig, type KubernetesReconcileConfig } from '../../src/core/config/app-config.js';
 import {
   ANNOTATION,
   branchLabel,
@@ -18,20 +18,14 @@ import {
 import { credentialExpiry } from '../../src/modules/deployment-runtime/runtime-reconciler.service.js';
 import { validateManifest } from '../support/kubernetes-schemas.js';
 
-const RECONCILE: KubernetesReconcileConfig = {
-  platformUrl: 'http://analytics-platform-api.analytics.svc:3000',
-  cubeImage: 'cubejs/cube',
-  gitImage: 'alpine/git:2.47.2',
-  imagePullSecrets: [],
-  egressAllowedCidrs: [],
-  replicas: 2,
-  stagingReplicas: 1,
-  resources: { cpuRequest: '500m', cpuLimit: '2', memoryRequest: '1Gi', memoryLimit: '2Gi' },
-  progressDeadlineSeconds: 600,
-  networkPolicy: true,
-  resyncCron: '*/5 * * * *',
-  gitCredentialTtlSeconds: 3600,
-};
+/** The defaults, as the configuration reads them (test/unit/runtime.spec.ts checks each). */
+const RECONCILE: KubernetesReconcileConfig = new AppConfig('api', {
+  NODE_ENV: 'test',
+  DEPLOYMENT_RUNTIME: 'kubernetes',
+  KUBERNETES_SERVICE_HOST: '10.0.0.1',
+  KUBERNETES_SERVICE_PORT: '443',
+  KUBERNETES_PLATFORM_URL: 'http://analytics-platform-api.analytics.svc:3000',
+}).runtime.kubernetes!.reconcile;
 
 const settings = (reconcile: Partial<KubernetesReconcileConfig> = {}): ManifestSettings => ({
   installationId: '0b7c6a0e-5d1f-4a53-9a43-3c5f2a1f9d10',
