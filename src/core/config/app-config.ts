@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { plainToInstance } from 'class-transformer';
+import ipaddr from 'ipaddr.js';
 import { validateSync } from 'class-validator';
 import { parseOutboundAllowList, type OutboundAllowList } from '../net/outbound-address.js';
 import { nextOccurrence } from '../queue/cron.js';
@@ -656,10 +656,9 @@ function parseCidrs(text: string | undefined): string[] {
     .map((s) => s.trim())
     .filter((s) => s !== '');
   for (const cidr of cidrs) {
-    const [address, bits, ...rest] = cidr.split('/');
-    const family = net.isIP(address);
-    const max = family === 6 ? 128 : 32;
-    if (!family || rest.length > 0 || !/^\d{1,3}$/.test(bits ?? '') || Number(bits) > max) {
+    try {
+      ipaddr.parseCIDR(cidr);
+    } catch {
       throw new ConfigError(
         `Invalid configuration:\n  KUBERNETES_EGRESS_ALLOWED_CIDRS: ${cidr} is not a CIDR (10.20.0.0/16, fd00::/8)`,
       );
