@@ -9,7 +9,10 @@ import { parse } from 'yaml';
 describe('docker/compose.yaml', () => {
   const text = fs.readFileSync('docker/compose.yaml', 'utf8');
   const compose = parse(text, { merge: true }) as {
-    services: Record<string, { image?: string; command?: string[]; environment?: Record<string, string> }>;
+    services: Record<
+      string,
+      { image?: string; command?: string[]; environment?: Record<string, string>; security_opt?: string[] }
+    >;
   };
   const { services } = compose;
   const required = (name: string) => new RegExp(`^\\$\\{${name}:\\?[^}]+\\}$`);
@@ -45,6 +48,14 @@ describe('docker/compose.yaml', () => {
         password: expect.stringMatching(required('REDIS_PASSWORD')),
       });
     }
+  });
+
+  it('lets every process of our image run the sandbox (user namespaces): compiles run in both', () => {
+    for (const [name, service] of ours)
+      expect({ name, security: service.security_opt }).toEqual({
+        name,
+        security: ['seccomp=unconfined', 'apparmor=unconfined'],
+      });
   });
 
   it('requires SECRETS_KEY of every process', () => {
