@@ -412,6 +412,36 @@ describe('deployments run on Kubernetes', () => {
     expect(objectsOf(id)).toContain(`Deployment/cube-${id}`);
   });
 
+  it('keeps production running while a new deploy branch has no successful build, then moves to its build', async () => {
+    const id = await deployed();
+    const running = podTemplate(`cube-${id}`).metadata.annotations['analytics-platform/commit'];
+    const created = await t
+      .http()
+      .post(`/build/api/v1/deployments/${id}/branches`)
+      .set(bearer(admin.token))
+      .send({ name: 'next' });
+    expect(created.status).toBe(200);
+    const moved = await t
+      .http()
+      .put(`/api/v1/deployments/${id}`)
+      .set(bearer(admin.token))
+      .send({ deployBranchName: 'next' });
+    expect(moved.status).toBe(200);
+    expect((await runReconciles(id)).map((o) => o.status)).toEqual(['succeeded']);
+    // Nothing of production went: it runs the old deploy branch's build until `next` has one.
+    expect(objectsOf(id).length).toBe(5);
+    expect(podTemplate(`cube-${id}`).metadata.annotations['analytics-platform/commit']).toBe(running);
+    await t.app
+      .get(Database)
+      .transaction(() => t.app.get(ModelBuilds).queue(admin.accountId, id, 'next', null, 'test'));
+    await runBuilds(id);
+    await reconcileThrough(id, () => {
+      expect(podTemplate(`cube-${id}`).metadata.labels.branch).toBe('next');
+      fake.setRollout(`cube-${id}`, 'available');
+    });
+    expect((await buildStatus(id, admin, 'next')).deploymentStatus).toBe('deployed');
+  });
+
   it('removes everything a deleted deployment ran', async () => {
     const id = await deployed();
     expect(objectsOf(id).length).toBe(5);

@@ -268,10 +268,11 @@ export class RuntimeReconciler implements OnModuleInit, OnApplicationBootstrap, 
       );
     }
     // Environments that wait for their first build keep whatever runs (nothing, or an older build).
+    // (Items of a list carry no `kind`: the list's kind names them.)
     for (const id of wanted?.waiting ?? []) {
-      for (const objects of existing.values()) {
+      for (const [kind, objects] of existing) {
         for (const o of objects) {
-          if (o.metadata.labels?.[LABEL.environment] === String(id)) keep.add(`${o.kind}/${o.metadata.name}`);
+          if (o.metadata.labels?.[LABEL.environment] === String(id)) keep.add(`${kind}/${o.metadata.name}`);
         }
       }
     }
