@@ -94,10 +94,11 @@ export class AccessGuard extends AuthGuard('bearer') implements CanActivate, OnA
     if (token === undefined) {
       throw coreError('unauthorized', 'Send a token in the Authorization header: "Bearer <token>"');
     }
-    // A token resolved a moment ago is taken from the principal cache; any other goes through
-    // passport's bearer strategy, and from there to the same AuthService.
-    const recent = GitReadCredentials.isOne(token) ? undefined : this.auth.recentPrincipal(token);
-    if (rule.kind === 'object' && rule.basicAuth && GitReadCredentials.isOne(token)) {
+    // A git read credential is verified by its signature (Basic, on git routes only); a token
+    // resolved a moment ago is taken from the principal cache.
+    const gitCredential = GitReadCredentials.isOne(token);
+    const recent = gitCredential ? undefined : this.auth.recentPrincipal(token);
+    if (rule.kind === 'object' && rule.basicAuth && gitCredential) {
       // A deployment's pods fetch its model with a git read credential (Basic, on git routes only).
       const scoped = this.gitCredentials.verify(token);
       if (!scoped) throw coreError('unauthorized', 'The git read credential is invalid or expired');

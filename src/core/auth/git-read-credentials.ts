@@ -17,9 +17,9 @@ const KEY_LABEL = 'git-read-credential:v1';
  * and it dies at its expiry or with its deployment (the access check finds no deployment).
  *
  * It is taken only where a route accepts Basic credentials (the git routes), through the one
- * access guard, and resolves to a principal that holds `SchemaRead` (and `DeploymentRead`, to see it) on that
- * deployment alone
- * ({@link Principal.scope}): no user, no role, no grant, and no dev branch of anyone's.
+ * access guard, and resolves to a principal that holds `SchemaRead` (and `DeploymentRead`, to
+ * see it) on that deployment alone ({@link Principal.scope}): no user, no role, no grant, and no
+ * dev branch of anyone's.
  */
 @Injectable()
 export class GitReadCredentials {

@@ -437,7 +437,6 @@ export class RuntimeReconciler implements OnModuleInit, OnApplicationBootstrap, 
     await ctx.log(err.message, 'error');
     try {
       const runnable = await this.environments.runnable(payload.accountId, payload.deploymentId);
-      const ids = runnable.environments.filter((e) => e.builtCommit).map((e) => e.id);
       for (const e of runnable.environments.filter((x) => x.builtCommit)) {
         await this.repository.record(payload.accountId, payload.deploymentId, {
           environmentId: e.id,
@@ -449,7 +448,6 @@ export class RuntimeReconciler implements OnModuleInit, OnApplicationBootstrap, 
           objectGeneration: null,
         });
       }
-      await this.repository.fail(payload.deploymentId, ids, err.message);
     } catch (inner) {
       if (!isNotFound(inner, 'Deployment')) throw inner;
     }

@@ -97,16 +97,6 @@ export class RuntimeRolloutsRepository {
     );
   }
 
-  /** Marks the rollouts of the deployment as failed for `reason` (the cluster refused or is out of reach). */
-  async fail(deploymentId: number, environmentIds: number[], reason: string): Promise<void> {
-    if (environmentIds.length === 0) return;
-    await this.db.query(
-      `UPDATE runtime_rollouts SET status = 'failed', reason = :reason, updated_at = now()
-        WHERE deployment_id = :deploymentId AND environment_id = ANY(:environmentIds)`,
-      { deploymentId, environmentIds, reason },
-    );
-  }
-
   /** The rollouts of the deployment still `deploying`, by object name. */
   async deploying(deploymentId: number): Promise<string[]> {
     const rows = await this.db.query<{ objectName: string }>(
