@@ -23,6 +23,8 @@ import { Installation1764900000500 } from './1764900000500-Installation.js';
 import { DbtSyncReadManifests1765000000000 } from './1765000000000-DbtSyncReadManifests.js';
 import { EnvironmentsAndTokens1765100000000 } from './1765100000000-EnvironmentsAndTokens.js';
 import { RuntimeRollouts1765200000000 } from './1765200000000-RuntimeRollouts.js';
+import { DashboardExports1765300000000 } from './1765300000000-DashboardExports.js';
+import { EmbedDashboardComments1765300000001 } from './1765300000001-EmbedDashboardComments.js';
 
 /** Every migration, in order. Listed explicitly: ESM builds cannot rely on globbing. */
 export const MIGRATIONS = [
@@ -51,4 +53,6 @@ export const MIGRATIONS = [
   DbtSyncReadManifests1765000000000,
   EnvironmentsAndTokens1765100000000,
   RuntimeRollouts1765200000000,
+  DashboardExports1765300000000,
+  EmbedDashboardComments1765300000001,
 ];

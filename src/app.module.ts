@@ -27,7 +27,9 @@ import { DbtSyncModule } from './modules/dbt-sync/dbt-sync.module.js';
 import { DataApiClientModule } from './modules/data-api-client/data-api-client.module.js';
 import { DataApiTokensModule } from './modules/data-api-tokens/data-api-tokens.module.js';
 import { PythonRunsModule } from './modules/python-runs/python-runs.module.js';
+import { EmbedCommentsModule } from './modules/embed-comments/embed-comments.module.js';
 import { NotificationsModule } from './modules/notifications/notifications.module.js';
+import { DashboardExportsModule } from './modules/dashboard-exports/dashboard-exports.module.js';
 
 /** The core plus every domain module. The API, the worker and the CLI all start from this. */
 @Module({})
@@ -65,7 +67,9 @@ export class AppModule {
         DataApiClientModule,
         DataApiTokensModule,
         PythonRunsModule,
+        EmbedCommentsModule,
         NotificationsModule,
+        DashboardExportsModule,
       ],
     };
   }

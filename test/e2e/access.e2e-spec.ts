@@ -12,3 +12,4 @@ import './users-bulk.e2e-part.js';
 import './user-attributes.e2e-part.js';
 import './settings.e2e-part.js';
 import './audit-log.e2e-part.js';
+import './cli-routes.e2e-part.js';

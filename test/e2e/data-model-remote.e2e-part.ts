@@ -234,4 +234,90 @@ describe('data model with a connected GitHub repository', () => {
     expect(remoteRef(branch)).toBeNull();
     expect(() => local('rev-parse', '--verify', '--quiet', `refs/heads/${branch}`)).toThrow();
   });
+
+  describe('the body `cube github connect` sends (the reference command-line tool)', () => {
+    /** A deployment of the admin's, not connected yet. */
+    const newDeployment = async (name: string): Promise<number> => {
+      const res = await t
+        .http()
+        .post('/build/api/v1/deployments')
+        .set(bearer(t.admin.token))
+        .send(deploymentInput({ name }));
+      expect(res.status).toBe(200);
+      return res.body.id as number;
+    };
+    const connect = (deployment: number, body: Record<string, unknown>) =>
+      t
+        .http()
+        .post(`/build/api/v1/deployments/${deployment}/github/connect`)
+        .set(bearer(t.admin.token))
+        .send(body);
+    const settings = async (deployment: number) =>
+      (
+        await t.sql(`SELECT deploy_branch_name, creation_method FROM deployments WHERE id = $1`, [deployment])
+      )[0];
+
+    beforeAll(() => {
+      // A branch of the repository besides its default one.
+      sh(work, 'push', '--quiet', 'origin', 'HEAD:release');
+    });
+
+    it('takes `branch` as the deploy branch, as `deployBranchName` is taken', async () => {
+      const deployment = await newDeployment('Connected by the tool');
+      // The tool's body (rust/cube-cli/src/commands/github.rs, `Cmd::Connect`): `installationId`,
+      // `name` (the repository's name without its owner) and, with `--branch`, `branch`.
+      const res = await connect(deployment, { installationId: 101, name: 'model', branch: 'release' });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ id: deployment, name: 'Connected by the tool' });
+      expect(await settings(deployment)).toEqual({
+        deploy_branch_name: 'release',
+        creation_method: 'github',
+      });
+      const head = execFileSync(
+        'git',
+        [`--git-dir=${path.join(t.config.dataModel.reposDir, `${deployment}.git`)}`, 'rev-parse', 'release'],
+        { encoding: 'utf8' },
+      ).trim();
+      expect(head).toBe(remoteRef('release'));
+      const builds = await t.sql(
+        `SELECT branch, trigger, commit_sha FROM deployment_builds WHERE deployment_id = $1 AND trigger = 'connect'`,
+        [deployment],
+      );
+      expect(builds).toEqual([{ branch: 'release', trigger: 'connect', commit_sha: remoteRef('release') }]);
+    });
+
+    it('refuses `branch` and `deployBranchName` naming different branches, and a bad `branch`, with 400', async () => {
+      const deployment = await newDeployment('Two names');
+      const before = await settings(deployment);
+      const conflict = await connect(deployment, {
+        installationId: 101,
+        name: 'model',
+        branch: 'release',
+        deployBranchName: 'main',
+      });
+      expect(conflict.status).toBe(400);
+      expectErrorShape(conflict.body, 400, 'validation_failed');
+      expect(JSON.stringify(conflict.body.message)).toContain('deployBranchName');
+      expect(JSON.stringify(conflict.body.message)).toContain('branch');
+      for (const branch of ['a..b', 'refs/heads/main', 'dev-7-1a2b3c4d', '']) {
+        const bad = await connect(deployment, { installationId: 101, name: 'model', branch });
+        expect({ branch, status: bad.status }).toEqual({ branch, status: 400 });
+        expectErrorShape(bad.body, 400, 'invalid_branch_name');
+      }
+      expect(await settings(deployment)).toEqual(before);
+      expect(await t.sql(`SELECT 1 FROM model_remotes WHERE deployment_id = $1`, [deployment])).toEqual([]);
+      // The same name in both is one branch.
+      const same = await connect(deployment, {
+        installationId: 101,
+        name: 'model',
+        branch: 'release',
+        deployBranchName: 'release',
+      });
+      expect(same.status).toBe(200);
+      expect(await settings(deployment)).toEqual({
+        deploy_branch_name: 'release',
+        creation_method: 'github',
+      });
+    });
+  });
 });

@@ -470,6 +470,253 @@ describe('data model routes over HTTP', () => {
     });
   });
 
+  /**
+   * `cube deploy` of the reference command-line tool (rust/cube-cli/src/commands/deploy.rs): with
+   * `--branch X` it reads `file-hashes?branchName=X`, then sends `branchName` in the JSON bodies of
+   * `upload/start` (`{"branchName": X}`, else `{}`) and `upload/finish` (`transaction`, `files`,
+   * `autoRemoveFiles`, `commitMessage` with `-m`, and `branchName`); the parts go to `upload/file`
+   * as multipart `transaction` (the transaction as JSON), `fileName` and `file`. Without `--branch`
+   * it names no branch: its help says the upload goes to the active dev-mode branch, else the
+   * deploy branch.
+   */
+  describe('uploads as `cube deploy` sends them', () => {
+    /** The whole `cube deploy` exchange; `branch` is `--branch`. Answers each step's response. */
+    const deploy = async (
+      id: number,
+      files: Record<string, string>,
+      opts: { branch?: string; message?: string; actor?: Actor } = {},
+    ) => {
+      const actor = opts.actor ?? developer;
+      const query = opts.branch === undefined ? {} : { branchName: opts.branch };
+      const hashes = await t
+        .http()
+        .get(`${base(id)}/data-model/file-hashes`)
+        .query(query)
+        .set(bearer(actor.token));
+      const body: Record<string, unknown> = opts.branch === undefined ? {} : { branchName: opts.branch };
+      const start = await t
+        .http()
+        .post(`${base(id)}/data-model/upload/start`)
+        .set(bearer(actor.token))
+        .send(body);
+      const parts = [];
+      for (const [name, content] of Object.entries(files)) {
+        if (hashes.body[name]?.hash === sha1(content)) continue;
+        parts.push(
+          await t
+            .http()
+            .post(`${base(id)}/data-model/upload/file`)
+            .set(bearer(actor.token))
+            .field('transaction', JSON.stringify(start.body.transaction))
+            .field('fileName', name)
+            .attach('file', Buffer.from(content), path.basename(name)),
+        );
+      }
+      const finishBody: Record<string, unknown> = {
+        transaction: start.body.transaction,
+        files: Object.fromEntries(Object.entries(files).map(([name, c]) => [name, { hash: sha1(c) }])),
+        autoRemoveFiles: true,
+        ...(opts.message === undefined ? {} : { commitMessage: opts.message }),
+        ...body,
+      };
+      const finish = await t
+        .http()
+        .post(`${base(id)}/data-model/upload/finish`)
+        .set(bearer(actor.token))
+        .send(finishBody);
+      return { hashes, start, parts, finish };
+    };
+    const uploads = async (id: number) =>
+      (
+        await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM model_uploads WHERE deployment_id = $1`, [
+          id,
+        ])
+      )[0].n;
+
+    it('with --branch: takes branchName from the bodies of upload/start and upload/finish', async () => {
+      const id = await createDeployment();
+      const branch = await t
+        .http()
+        .post(`${base(id)}/branches`)
+        .set(bearer(developer.token))
+        .send({ name: 'cli/release' });
+      expect(branch.status).toBe(200);
+      const master = await gitIn(id, 'rev-parse', 'master');
+      const files = { 'model/cubes/cli.yml': 'cubes: []\n' };
+      const run = await deploy(id, files, { branch: 'cli/release', message: 'From cube deploy' });
+      expect(answer(run.start)).toEqual({
+        status: 200,
+        body: { deploymentName: 'Sales analytics', transaction: { id: expect.any(String) } },
+      });
+      expect(run.parts.map((p) => p.status)).toEqual([200]);
+      expect(answer(run.finish)).toEqual({
+        status: 200,
+        body: { lastHash: await gitIn(id, 'rev-parse', 'cli/release') },
+      });
+      // The branch holds exactly the upload (the starter files were pruned); the deploy branch is untouched.
+      expect(await gitIn(id, 'ls-tree', '-r', '--name-only', 'cli/release')).toBe('model/cubes/cli.yml');
+      expect(await gitIn(id, 'log', '-1', '--format=%s', 'cli/release')).toBe('From cube deploy');
+      expect(await gitIn(id, 'rev-parse', 'master')).toBe(master);
+      const builds = await t.sql(
+        `SELECT branch FROM deployment_builds WHERE deployment_id = $1 AND trigger = 'upload'`,
+        [id],
+      );
+      expect(builds).toEqual([{ branch: 'cli/release' }]);
+      // The next run diffs against that branch: nothing changed, nothing is sent.
+      const again = await deploy(id, files, { branch: 'cli/release' });
+      expect(again.hashes.body).toEqual({
+        'model/cubes/cli.yml': { hash: sha1(files['model/cubes/cli.yml']) },
+      });
+      expect(again.parts).toEqual([]);
+      expect(again.finish.status).toBe(200);
+    });
+
+    it('without --branch: to your active dev-mode branch, else the deploy branch (live=false: the deploy branch)', async () => {
+      const id = await createDeployment();
+      const dev = await t
+        .http()
+        .post(`${base(id)}/dev-mode`)
+        .set(bearer(developer.token))
+        .send({});
+      expect(dev.status).toBe(200);
+      const devBranch = dev.body.branchName as string;
+      const master = await gitIn(id, 'rev-parse', 'master');
+
+      const inDevMode = await deploy(id, { 'model/cubes/mine.yml': 'cubes: []\n' });
+      expect(inDevMode.finish.status).toBe(200);
+      expect(inDevMode.finish.body).toEqual({ lastHash: await gitIn(id, 'rev-parse', devBranch) });
+      expect(await gitIn(id, 'ls-tree', '-r', '--name-only', devBranch)).toBe('model/cubes/mine.yml');
+      expect(await gitIn(id, 'rev-parse', 'master')).toBe(master);
+      // file-hashes without a branch reads the same branch.
+      const hashes = await t
+        .http()
+        .get(`${base(id)}/data-model/file-hashes`)
+        .set(bearer(developer.token));
+      expect(hashes.body).toEqual({ 'model/cubes/mine.yml': { hash: sha1('cubes: []\n') } });
+
+      // live=false names the deploy branch, in dev mode too.
+      const start = await t
+        .http()
+        .post(`${base(id)}/data-model/upload/start`)
+        .query({ live: 'false' })
+        .set(bearer(developer.token));
+      expect(start.status).toBe(200);
+      const kept = await t
+        .http()
+        .post(`${base(id)}/data-model/upload/finish`)
+        .set(bearer(developer.token))
+        .send({ transaction: start.body.transaction, files: {}, autoRemoveFiles: false, commitMessage: 'x' });
+      expect(kept.status).toBe(200);
+      expect(kept.body).toEqual({ lastHash: master });
+
+      // Out of dev mode, the deploy branch.
+      expect(
+        (
+          await t
+            .http()
+            .delete(`${base(id)}/dev-mode`)
+            .set(bearer(developer.token))
+        ).status,
+      ).toBe(200);
+      const outside = await deploy(id, { 'model/cubes/shared.yml': 'cubes: []\n' });
+      expect(outside.finish.status).toBe(200);
+      expect(outside.finish.body).toEqual({ lastHash: await gitIn(id, 'rev-parse', 'master') });
+      expect(await gitIn(id, 'ls-tree', '-r', '--name-only', 'master')).toBe('model/cubes/shared.yml');
+      expect(await gitIn(id, 'ls-tree', '-r', '--name-only', devBranch)).toBe('model/cubes/mine.yml');
+    });
+
+    it('refuses a branch named twice differently, or not the upload’s, with 400, changing nothing', async () => {
+      const id = await createDeployment();
+      expect(
+        (
+          await t
+            .http()
+            .post(`${base(id)}/branches`)
+            .set(bearer(developer.token))
+            .send({ name: 'other' })
+        ).status,
+      ).toBe(200);
+      const before = await uploads(id);
+      const twice = await t
+        .http()
+        .post(`${base(id)}/data-model/upload/start`)
+        .query({ branchName: 'master' })
+        .set(bearer(developer.token))
+        .send({ branchName: 'other' });
+      expect(twice.status).toBe(400);
+      expectErrorShape(twice.body, 400, 'validation_failed');
+      expect(JSON.stringify(twice.body.message)).toContain('name different branches');
+      expect(await uploads(id)).toBe(before);
+
+      // The same name in both is one branch.
+      const start = await t
+        .http()
+        .post(`${base(id)}/data-model/upload/start`)
+        .query({ branchName: 'master' })
+        .set(bearer(developer.token))
+        .send({ branchName: 'master' });
+      expect(start.status).toBe(200);
+      const head = await gitIn(id, 'rev-parse', 'master');
+      const finish = (query: Record<string, string>, branchName?: string) =>
+        t
+          .http()
+          .post(`${base(id)}/data-model/upload/finish`)
+          .query(query)
+          .set(bearer(developer.token))
+          .send({
+            transaction: start.body.transaction,
+            files: {},
+            autoRemoveFiles: true,
+            ...(branchName === undefined ? {} : { branchName }),
+          });
+      for (const [query, branchName] of [
+        [{ branchName: 'master' }, 'other'],
+        [{}, 'other'],
+        [{ branchName: 'other' }, undefined],
+      ] as Array<[Record<string, string>, string | undefined]>) {
+        const res = await finish(query, branchName);
+        expect({ query, branchName, status: res.status }).toEqual({ query, branchName, status: 400 });
+        expectErrorShape(res.body, 400, 'validation_failed');
+      }
+      // Nothing was committed and the upload is still open: the right name finishes it.
+      expect(await gitIn(id, 'rev-parse', 'master')).toBe(head);
+      const done = await finish({ branchName: 'master' }, 'master');
+      expect(done.status).toBe(200);
+      expect(await gitIn(id, 'ls-tree', '-r', '--name-only', 'master')).toBe('');
+    });
+
+    it('refuses a bad branch name in the body (400 invalid_branch_name) and fields start does not take', async () => {
+      const id = await createDeployment();
+      const before = await uploads(id);
+      for (const branchName of ['a..b', 'refs/heads/master', '-rf', 'HEAD']) {
+        const res = await t
+          .http()
+          .post(`${base(id)}/data-model/upload/start`)
+          .set(bearer(developer.token))
+          .send({ branchName });
+        expect({ branchName, status: res.status }).toEqual({ branchName, status: 400 });
+        expectErrorShape(res.body, 400, 'invalid_branch_name');
+        const finish = await t
+          .http()
+          .post(`${base(id)}/data-model/upload/finish`)
+          .set(bearer(developer.token))
+          .send({ transaction: { id: '1b4e28ba-2fa1-11d2-883f-0016d3cca427' }, files: {}, branchName });
+        expect({ branchName, status: finish.status }).toEqual({ branchName, status: 400 });
+        expectErrorShape(finish.body, 400, 'invalid_branch_name');
+      }
+      for (const body of [{ live: true }, { branchName: 7 }, { transaction: {} }]) {
+        const res = await t
+          .http()
+          .post(`${base(id)}/data-model/upload/start`)
+          .set(bearer(developer.token))
+          .send(body);
+        expect({ body, status: res.status }).toEqual({ body, status: 400 });
+        expectErrorShape(res.body, 400, 'validation_failed');
+      }
+      expect(await uploads(id)).toBe(before);
+    });
+  });
+
   describe('access and bad input on every route', () => {
     let id: number;
     beforeAll(async () => {

@@ -313,6 +313,27 @@ describe('branch names and refs', () => {
             .query({ branchName: n })
             .send({ transaction: { id: '1b4e28ba-2fa1-11d2-883f-0016d3cca427' }, files: {} }),
       ],
+      // The body forms the reference command-line tool sends (rust/cube-cli/src/commands/deploy.rs:
+      // `util::set(&mut body, "branchName", &args.branch)` on upload/start and upload/finish).
+      [
+        'POST upload/start body branchName',
+        () => (n) =>
+          http()
+            .post(`${base(id)}/data-model/upload/start`)
+            .send({ branchName: n }),
+      ],
+      [
+        'POST upload/finish body branchName',
+        () => (n) =>
+          http()
+            .post(`${base(id)}/data-model/upload/finish`)
+            .send({
+              transaction: { id: '1b4e28ba-2fa1-11d2-883f-0016d3cca427' },
+              files: {},
+              autoRemoveFiles: true,
+              branchName: n,
+            }),
+      ],
       [
         'GET build-status',
         () => (n) => http().get(`/api/v1/deployments/${id}/build-status`).query({ branchName: n }),
@@ -379,6 +400,14 @@ describe('branch names and refs', () => {
           http()
             .post(`${base(id)}/github/connect`)
             .send({ installationId: 1, name: 'acme/model', deployBranchName: n }),
+      ],
+      [
+        // rust/cube-cli/src/commands/github.rs: `util::set(&mut body, "branch", &branch)`.
+        'POST github/connect branch',
+        () => (n) =>
+          http()
+            .post(`${base(id)}/github/connect`)
+            .send({ installationId: 1, name: 'model', branch: n }),
       ],
       [
         'POST dbt-sync branchName',

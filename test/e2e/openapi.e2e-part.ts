@@ -40,13 +40,28 @@ describe('OpenAPI document and Swagger UI', () => {
   const EMBED_TOKEN_ROUTES = new Set([
     'get /api/v1/embed/dashboard/{publicId}',
     'post /api/v1/embed/dashboard/{publicId}/python-run',
+    'get /api/v1/embed/dashboard/{publicId}/comments',
+    'post /api/v1/embed/dashboard/{publicId}/comments',
+    'get /api/v1/embed/dashboard/{publicId}/comments/mentionable-users',
+    'patch /api/v1/embed/dashboard/{publicId}/comments/{commentId}',
+    'delete /api/v1/embed/dashboard/{publicId}/comments/{commentId}',
+    'post /api/v1/embed/dashboard/{publicId}/comments/{commentId}/resolve',
   ]);
+  /** Routes taking an embed token or a Platform API token. */
+  const EMBED_OR_PLATFORM_TOKEN_ROUTES = new Set(['get /api/v1/deployments/{deploymentId}/shared-workspace']);
   /**
    * git's smart HTTP routes (git-http.controller.ts) speak git's protocol: its media types both
    * ways, the token also as a Basic password, and a push that is only ever refused.
    */
   const GIT_ROUTES =
     /^\/build\/api\/v1\/deployments\/\{deploymentId\}\/git\/(info\/refs|git-upload-pack|git-receive-pack)$/;
+  /** Routes answering a file, with the media types they declare. */
+  const BINARY_ROUTES = new Map([
+    [
+      'get /api/v1/deployments/{deploymentId}/dashboard-exports/{jobId}/download',
+      ['image/png', 'application/pdf'],
+    ],
+  ]);
   const ONLY_REFUSED = 'post /build/api/v1/deployments/{deploymentId}/git/git-receive-pack';
 
   it('gives every operation a unique operationId, a tag, its security, and response schemas', () => {
@@ -61,9 +76,11 @@ describe('OpenAPI document and Swagger UI', () => {
         ? [{}]
         : EMBED_TOKEN_ROUTES.has(where)
           ? [{ embedToken: [] }]
-          : GIT_ROUTES.test(op.path)
-            ? [{ bearer: [] }, { apiKey: [] }, { basicToken: [] }]
-            : [{ bearer: [] }, { apiKey: [] }];
+          : EMBED_OR_PLATFORM_TOKEN_ROUTES.has(where)
+            ? [{ embedToken: [] }, { bearer: [] }, { apiKey: [] }]
+            : GIT_ROUTES.test(op.path)
+              ? [{ bearer: [] }, { apiKey: [] }, { basicToken: [] }]
+              : [{ bearer: [] }, { apiKey: [] }];
       expect({ where, security: op.op.security }).toEqual({ where, security: expected });
       const responses = op.op.responses as Record<string, { content?: Record<string, { schema?: unknown }> }>;
       const success = Object.entries(responses).filter(([code]) => code.startsWith('2'));
@@ -74,21 +91,20 @@ describe('OpenAPI document and Swagger UI', () => {
       for (const [code, response] of success) {
         if (code === '204') continue;
         const media = GIT_ROUTES.test(op.path)
-          ? (Object.keys(response.content ?? {}).find((m) => m.startsWith('application/x-git-')) ?? '')
-          : 'application/json';
-        expect({ where, code, schema: Boolean(response.content?.[media]?.schema) }).toEqual({
-          where,
-          code,
-          schema: true,
-        });
+          ? [Object.keys(response.content ?? {}).find((m) => m.startsWith('application/x-git-')) ?? '']
+          : (BINARY_ROUTES.get(where) ?? ['application/json']);
+        for (const m of media)
+          expect({ where, code, media: m, schema: Boolean(response.content?.[m]?.schema) }).toEqual({
+            where,
+            code,
+            media: m,
+            schema: true,
+          });
       }
       // Membership links (`PUT /roles/{roleId}/users/{userId}`, `PUT /groups/{id}/users/{userId}`...) take no body.
-      // So do `upload/start`, whose options are query parameters (the reference's command-line
-      // client sends no body), and `creation-step/reset` (the reference's takes none).
+      // Nor does `creation-step/reset` (the reference's takes none).
       const link =
-        /\/(users|groups)\/\{(userId|groupId)\}$/.test(op.path) ||
-        op.path.endsWith('/data-model/upload/start') ||
-        op.path.endsWith('/creation-step/reset');
+        /\/(users|groups)\/\{(userId|groupId)\}$/.test(op.path) || op.path.endsWith('/creation-step/reset');
       if (['post', 'put', 'patch'].includes(op.method) && !link) {
         const body = op.op.requestBody as { content?: Record<string, { schema?: unknown }> } | undefined;
         // The one file upload takes multipart/form-data, git's routes git's requests; every other body is JSON.

@@ -481,7 +481,7 @@ describe('user attributes and their values', () => {
       expect(await valueRows(member.userId, attr.id)).toEqual([{ value: 2 }]);
     });
 
-    it('refuses bad ids and a missing value with 400, storing nothing', async () => {
+    it('refuses bad ids with 400, storing nothing', async () => {
       const attr = await createOk({ name: uname(), type: 'string' });
       const ok = { userId: member.userId, userAttributeId: attr.id, value: 'x' };
       const cases: Array<[Record<string, unknown>, string]> = [
@@ -498,7 +498,6 @@ describe('user attributes and their values', () => {
         [{ userAttributeId: attr.id, value: 'x' }, 'userId'],
         [{ ...ok, userAttributeId: '' }, 'userAttributeId'],
         [{ ...ok, userAttributeId: true }, 'userAttributeId'],
-        [{ userId: member.userId, userAttributeId: attr.id }, 'value'],
         [{ ...ok, extra: 1 }, 'extra'],
       ];
       for (const [body, field] of cases) {
@@ -586,6 +585,55 @@ describe('user attributes and their values', () => {
       const none = await upsert({ userId: member.userId, userAttributeId: bare.id, value: null });
       expect(none.status).toBe(200);
       expect(none.body).toMatchObject({ value: null, formattedValue: null, isDefault: false });
+    });
+
+    it('takes the body `cube attributes values set` sends: the ids as strings and no value, which removes the user’s value', async () => {
+      // The tool's body (rust/cube-cli/src/commands/attributes.rs, `ValuesCmd::Set { user, attribute }`,
+      // both `String`): `json!({ "userId": user, "userAttributeId": attribute })`, never a `value`.
+      const attr = await createOk({ name: uname(), type: 'string', defaultValue: 'EMEA' });
+      const tool = { userId: String(member.userId), userAttributeId: String(attr.id) };
+      // A user without a value of their own: nothing to remove, the default applies.
+      const bound = await upsert(tool);
+      expect(bound.status).toBe(200);
+      expect(bound.body).toEqual({
+        userId: member.userId,
+        userAttributeId: attr.id,
+        name: attr.name,
+        displayName: null,
+        description: null,
+        type: 'string',
+        value: 'EMEA',
+        formattedValue: 'EMEA',
+        isDefault: true,
+      });
+      expect(await valueRows(member.userId, attr.id)).toHaveLength(0);
+      // A value of their own is removed, as `value: null` removes it.
+      expect((await upsert({ ...tool, value: 'APAC' })).body).toMatchObject({
+        value: 'APAC',
+        isDefault: false,
+      });
+      expect(await valueRows(member.userId, attr.id)).toEqual([{ value: 'APAC' }]);
+      const cleared = await upsert(tool);
+      expect(cleared.status).toBe(200);
+      expect(cleared.body).toMatchObject({ value: 'EMEA', isDefault: true });
+      expect(await valueRows(member.userId, attr.id)).toHaveLength(0);
+      const read = await t.http().get(`${VALUES}/${member.userId}`).set(bearer(t.admin.token));
+      expect(read.body).toContainEqual(
+        expect.objectContaining({ userAttributeId: attr.id, value: 'EMEA', isDefault: true }),
+      );
+      // Without a default the effective value is null; the ids are still checked.
+      const bare = await createOk({ name: uname(), type: 'number' });
+      const none = await upsert({ userId: String(member.userId), userAttributeId: String(bare.id) });
+      expect(none.status).toBe(200);
+      expect(none.body).toMatchObject({ value: null, formattedValue: null, isDefault: false });
+      const unknown = await upsert({ userId: String(member.userId), userAttributeId: '2147483647' });
+      expect(unknown.status).toBe(404);
+      expectErrorShape(unknown.body, 404, 'user_attribute_not_found');
+      const foreign = await upsert({ userId: String(otherUser.userId), userAttributeId: String(attr.id) });
+      expect(foreign.status).toBe(404);
+      expectErrorShape(foreign.body, 404, 'user_not_found');
+      const forbidden = await upsert(tool, member);
+      expect(forbidden.status).toBe(403);
     });
 
     it('ends with one row when the same pair is written in parallel', async () => {

@@ -32,6 +32,7 @@ const DELETES_WITH_BODY = new Set([
   'delete /api/v1/oauth-integrations/{id}',
   'delete /api/v1/oidc-token-configs/{id}',
   'delete /api/v1/user-oauth-tokens/{integrationId}',
+  'delete /api/v1/embed/dashboard/{publicId}/comments/{commentId}',
   // The data model's writes answer the reference's `{success}` (DataModelWriteResponse).
   'delete /build/api/v1/deployments/{deploymentId}/branches',
   'delete /build/api/v1/deployments/{deploymentId}/data-model/files',

@@ -29,7 +29,7 @@ function load() {
   if (compiled) return compiled;
   const extract = JSON.parse(fs.readFileSync(REFERENCE_SCHEMAS, 'utf8')) as Extract;
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
-  // OpenAPI's formats: only date-time is checked (RFC 3339, as the reference's clients parse it);
+  // OpenAPI's formats: date-time and date are checked (RFC 3339, as the reference's clients parse it);
   // numeric formats are ranges a JSON number always fits, `binary` is not JSON.
   ajv.addFormat('date-time', {
     type: 'string',
@@ -37,6 +37,8 @@ function load() {
       /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(s) &&
       !Number.isNaN(Date.parse(s)),
   });
+  // A `date` is a full-date only, so a `oneOf` of date and date-time holds exactly one of them.
+  ajv.addFormat('date', { type: 'string', validate: (s: string) => /^\d{4}-\d{2}-\d{2}$/.test(s) });
   for (const f of ['int32', 'int64', 'double', 'float', 'binary', 'uri', 'email', 'uuid'])
     ajv.addFormat(f, true);
   ajv.addSchema({ $id: 'reference', components: { schemas: extract.schemas } });

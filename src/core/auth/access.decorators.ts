@@ -20,11 +20,12 @@ export const ACCESS_METADATA = 'platform:access';
  * - `object`: the action held account-wide or on at least one resource; the service then
  *   checks the addressed resource through `AccessService`; with `basicAuth`, the token may also
  *   come as the password of HTTP Basic (see {@link RequireObjectAction});
- * - `embed`: an embed token (not a Platform API token); the caller is an embed user.
+ * - `embed`: an embed token (not a Platform API token); the caller is an embed user. With
+ *   `platformToken`, any valid Platform API token is taken too (the handler reads whichever came).
  */
 export type AccessRule =
   | { kind: 'public' }
-  | { kind: 'embed' }
+  | { kind: 'embed'; platformToken?: true }
   | { kind: 'authenticated' }
   | { kind: 'actions'; actions: readonly Action[] }
   | { kind: 'object'; actions: readonly Action[]; basicAuth?: true };
@@ -39,6 +40,7 @@ function documented(rule: AccessRule): MethodDecorator & ClassDecorator {
   ];
   if (rule.kind === 'embed') {
     decorators.push(ApiBearerAuth('embedToken'));
+    if (rule.platformToken) decorators.push(ApiBearerAuth('bearer'), ApiSecurity('apiKey'));
   } else if (rule.kind === 'public') {
     // An empty requirement object: no credential needed (OpenAPI 3.1, Security Requirement Object).
     decorators.push(ApiSecurity({}));
@@ -68,6 +70,12 @@ export const Authenticated = () => documented({ kind: 'authenticated' });
 
 /** An embed token; the handler reads the embed user with {@link CurrentEmbedUser}. */
 export const EmbedTokenRequired = () => documented({ kind: 'embed' });
+
+/**
+ * An embed token or any valid Platform API token; the handler reads the embed user with
+ * {@link CurrentEmbedUser} or the console caller with {@link CurrentPrincipal}, one of them set.
+ */
+export const EmbedOrPlatformToken = () => documented({ kind: 'embed', platformToken: true });
 
 /** No token: the probes, and the embed session exchange, whose body is the credential. */
 export const Public = () => documented({ kind: 'public' });

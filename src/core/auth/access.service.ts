@@ -185,6 +185,14 @@ export class AccessService {
   }
 
   /**
+   * The grants every principal (users, roles, groups) holds on one resource, ordered by principal
+   * and action; `resourceId` `*` reads the grants on every resource of the type.
+   */
+  grantsOn(accountId: number, type: string, resourceId: string): Promise<PrincipalGrantRow[]> {
+    return this.grants.onResource(accountId, type, resourceId);
+  }
+
+  /**
    * Makes `grants` the exact grants of one principal, inside the caller's unit of work (the
    * caller validates them and locks the principal so parallel replacements serialise).
    */

@@ -76,6 +76,18 @@ export class GrantsRepository {
     );
   }
 
+  /** The grants every principal holds on one resource (`*`: on every resource of the type). */
+  onResource(accountId: number, type: string, resourceId: string): Promise<PrincipalGrantRow[]> {
+    return this.db.query<PrincipalGrantRow>(
+      `SELECT principal_type AS "principalType", principal_id AS "principalId", resource_type AS "resourceType",
+              resource_id AS "resourceId", action
+       FROM policies
+       WHERE account_id = :accountId AND resource_type = :type AND resource_id = :resourceId
+       ORDER BY principal_type, principal_id, action`,
+      { accountId, type, resourceId },
+    );
+  }
+
   /** Deletes every grant of one principal. */
   async deleteOfPrincipal(accountId: number, principal: GrantPrincipal): Promise<void> {
     await this.principals.invalidatedBy(

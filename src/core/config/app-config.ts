@@ -209,6 +209,14 @@ export interface NotificationsConfig {
   minIntervalMinutes: number;
 }
 
+/** Dashboard exports to PNG or PDF (src/modules/dashboard-exports). */
+export interface DashboardExportsConfig {
+  /** Most exports of one account pending or processing at once (DASHBOARD_EXPORT_MAX_IN_FLIGHT). */
+  maxInFlight: number;
+  /** How long an export and its file are kept after it was started, seconds (DASHBOARD_EXPORT_TTL_SECONDS). */
+  ttlSeconds: number;
+}
+
 /** How this service queries deployments' Core Data APIs (src/modules/data-api-client). */
 export interface DataApiConfig {
   /**
@@ -344,6 +352,8 @@ export class AppConfig {
   readonly principalCacheTtlMs: number;
   /** Most embed users one account may hold; provisioning beyond it answers 429. */
   readonly embedUsersMax: number;
+  /** Comment writes (post, edit, delete, resolve) one embed user may make per minute; past it 429. */
+  readonly embedCommentWritesPerMinute: number;
   /** Most data API tokens that have not expired one environment may hold; issuing beyond it answers 429. */
   readonly environmentTokensMax: number;
   /**
@@ -367,6 +377,7 @@ export class AppConfig {
   readonly rendering: RenderingConfig;
   readonly dataApi: DataApiConfig;
   readonly notifications: NotificationsConfig;
+  readonly dashboardExports: DashboardExportsConfig;
   readonly pythonRuns: PythonRunsConfig;
   readonly sandbox: SandboxConfig;
 
@@ -442,6 +453,7 @@ export class AppConfig {
     this.deploymentDomain = env.DEPLOYMENT_DOMAIN ?? 'platform.localhost';
     this.reportViewFlushMs = env.REPORT_VIEW_FLUSH_MS ?? 1000;
     this.embedUsersMax = env.EMBED_USERS_MAX ?? 100_000;
+    this.embedCommentWritesPerMinute = env.EMBED_COMMENT_WRITES_PER_MINUTE ?? 20;
     this.environmentTokensMax = env.ENVIRONMENT_TOKENS_MAX ?? 1_000;
     this.principalCacheTtlMs = env.PRINCIPAL_CACHE_TTL_MS ?? 5_000;
     if (env.SECRETS_KEY) {
@@ -531,6 +543,10 @@ export class AppConfig {
       maxRecipients: env.NOTIFICATION_MAX_RECIPIENTS ?? 500,
       maxDeliveriesPerHour: env.NOTIFICATION_MAX_DELIVERIES_PER_HOUR ?? 5000,
       minIntervalMinutes: env.NOTIFICATION_MIN_INTERVAL_MINUTES ?? 15,
+    };
+    this.dashboardExports = {
+      maxInFlight: env.DASHBOARD_EXPORT_MAX_IN_FLIGHT ?? 3,
+      ttlSeconds: env.DASHBOARD_EXPORT_TTL_SECONDS ?? 300,
     };
     this.pythonRuns = {
       poolSize: env.PYTHON_POOL_SIZE ?? (this.env === 'production' ? 2 : 0),

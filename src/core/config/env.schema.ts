@@ -73,6 +73,8 @@ export class EnvSchema {
   @IsOptional() @Transform(toInt) @IsInt() @Min(10) @Max(600000) JOB_DEFER_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(10) @Max(60000) REPORT_VIEW_FLUSH_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(100000000) EMBED_USERS_MAX?: number;
+  /** Writes (post, edit, delete, resolve) of comments on embedded dashboards per embed user per minute. */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(10000) EMBED_COMMENT_WRITES_PER_MINUTE?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(1000000) ENVIRONMENT_TOKENS_MAX?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(60000) PRINCIPAL_CACHE_TTL_MS?: number;
 
@@ -271,6 +273,9 @@ export class EnvSchema {
   @Max(10000000)
   NOTIFICATION_MAX_DELIVERIES_PER_HOUR?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(720) NOTIFICATION_MIN_INTERVAL_MINUTES?: number;
+  /** Dashboard exports (src/modules/dashboard-exports): exports in flight per account, how long a file is kept. */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(1000) DASHBOARD_EXPORT_MAX_IN_FLIGHT?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(60) @Max(86400) DASHBOARD_EXPORT_TTL_SECONDS?: number;
 
   /** Python report runs (src/modules/python-runs). */
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(32) PYTHON_POOL_SIZE?: number;

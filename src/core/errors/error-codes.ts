@@ -478,6 +478,71 @@ export const ERROR_CODES = {
       'Too many Python runs at once in this process, or no Python process became ready in time; retry shortly.',
   },
 
+  // Comments on embedded dashboards (/embed/dashboard/{publicId}/comments).
+  comment_not_found: {
+    status: 404,
+    meaning: 'No such comment on this dashboard in the caller’s embed tenant, or it was deleted.',
+  },
+  not_comment_author: {
+    status: 403,
+    meaning:
+      'Only a comment’s author may edit or delete it, and only a thread’s author may resolve or re-open it.',
+  },
+  comment_is_reply: {
+    status: 400,
+    meaning:
+      'The comment is a reply: replies take no replies of their own and have no resolved state (name the thread’s first comment).',
+  },
+  unknown_mentions: {
+    status: 400,
+    meaning:
+      'A mention names embed users who are not of the caller’s tenant or whom the dashboard is not shared with (all are listed); nothing was written.',
+  },
+  too_many_mentions: {
+    status: 400,
+    meaning: 'A comment mentions more than 20 different embed users; nothing was written.',
+  },
+  comment_limit_reached: {
+    status: 429,
+    meaning:
+      'The thread has 500 replies, or the dashboard 10000 comments in the caller’s embed tenant; nothing was written.',
+  },
+  comment_write_limit_reached: {
+    status: 429,
+    meaning:
+      'The embed user made `EMBED_COMMENT_WRITES_PER_MINUTE` comment writes this minute; nothing was written; see `Retry-After`.',
+  },
+
+  // Dashboard exports (/deployments/{id}/dashboard-exports).
+  dashboard_export_not_found: {
+    status: 404,
+    meaning:
+      'No such dashboard export of the caller in this deployment: it never existed, it expired (`DASHBOARD_EXPORT_TTL_SECONDS` after it was started), or another user started it.',
+  },
+  dashboard_export_not_ready: {
+    status: 409,
+    meaning:
+      'The export is still rendering (`pending` or `processing`): poll its status until it is `completed`.',
+  },
+  dashboard_export_failed: {
+    status: 422,
+    meaning: 'The export failed (its status says why); that is final: start a new export.',
+  },
+  dashboard_export_limit_reached: {
+    status: 429,
+    meaning:
+      'The account has `DASHBOARD_EXPORT_MAX_IN_FLIGHT` dashboard exports pending or processing already; nothing was started; see `Retry-After`.',
+  },
+  data_downloads_restricted: {
+    status: 403,
+    meaning:
+      'The account restricts data downloads (app config `restrictDataDownload`): dashboards are not exported.',
+  },
+  export_subject_not_shared: {
+    status: 403,
+    meaning: '`renderAs` names an embed user of an embed tenant the dashboard’s workbook is not shared with.',
+  },
+
   // Settings and user attributes.
   user_attribute_name_taken: { status: 409, meaning: 'A user attribute with that name exists.' },
   attribute_type_immutable: { status: 400, meaning: 'A user attribute’s type cannot change.' },

@@ -11,7 +11,9 @@ const KINDS = {
   Account: 'account_not_found',
   ApiKey: 'api_key_not_found',
   Branch: 'branch_not_found',
+  Comment: 'comment_not_found',
   Dashboard: 'dashboard_not_found',
+  DashboardExport: 'dashboard_export_not_found',
   DbtSync: 'dbt_sync_not_found',
   Deployment: 'deployment_not_found',
   EmbedGroup: 'embed_group_not_found',
@@ -40,6 +42,7 @@ export type ResourceKind = keyof typeof KINDS;
 /** Words for the message where the kind's name is not how users read it. */
 const LABELS: Partial<Record<ResourceKind, string>> = {
   ApiKey: 'API key',
+  DashboardExport: 'Dashboard export',
   DbtSync: 'dbt sync',
   GitHubInstallation: 'GitHub installation',
   GitHubRepository: 'GitHub repository',

@@ -147,9 +147,12 @@ export type Paging =
  * never a query with garbage in it.
  */
 export function decodeCursor(after: string, kinds: readonly CursorKind[]): CursorValue[] {
-  const values = parseCursor(after, kinds);
-  if (!values) throw coreError('invalid_cursor', 'after is not a cursor returned by this list');
-  return values;
+  return parseCursor(after, kinds) ?? invalidCursor();
+}
+
+/** The 400 of an `after` that is not a cursor this list returned (with this ordering). */
+export function invalidCursor(): never {
+  throw coreError('invalid_cursor', 'after is not a cursor returned by this list');
 }
 
 /** Resolves the paging style of a request; mixing `first`/`after` with `limit`/`offset` is a 400. */

@@ -10,7 +10,8 @@ export const API_TAGS = [
   },
   {
     name: 'Deployment Creation',
-    description: 'Create a deployment. Its first build is queued at once.',
+    description:
+      'Create a deployment: with the starter project and its first build queued at once, or (as the reference command-line tool asks) without a scaffold.',
   },
   { name: 'Regions', description: 'The regions a deployment can run in.' },
   {
@@ -55,6 +56,11 @@ export const API_TAGS = [
     description:
       'Scheduled notifications: a published dashboard mailed to console and embed users on a schedule, with ' +
       'the reports’ tables and a PDF or PNG of the dashboard; their recipients and deliveries.',
+  },
+  {
+    name: 'Dashboard Exports',
+    description:
+      'A published dashboard rendered on demand as a PNG or PDF, as the caller or as another user: start, poll, download.',
   },
   {
     name: 'Users',

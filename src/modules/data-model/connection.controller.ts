@@ -49,7 +49,12 @@ export class ConnectionController {
   @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.SchemaUpdate)
-  @ApiOperation({ summary: 'Connect a deployment to a GitHub repository and trigger a build' })
+  @ApiOperation({
+    summary: 'Connect a deployment to a GitHub repository and trigger a build',
+    description:
+      'The deploy branch is `deployBranchName`, or `branch` as the reference command-line tool sends it ' +
+      '(both given and different: 400 `validation_failed`), else the repository’s default branch.',
+  })
   @ApiOkResponse({ type: DeploymentResponse })
   @ApiErrors(
     'validation_failed',

@@ -25,7 +25,6 @@ import { CurrentPrincipal, RequireObjectAction } from '../../core/auth/access.de
 import type { Principal } from '../../core/auth/principal.js';
 import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
 import { IdParam } from '../../core/http/id.pipe.js';
-import { refuseBody } from '../../core/http/no-body.js';
 import type { Page } from '../../core/http/pagination.js';
 import { Multipart } from '../../core/http/route-behaviour.js';
 import { StringField } from '../../core/http/validation.js';
@@ -44,6 +43,7 @@ import {
   UploadFinishDto,
   UploadFinishResponseDto,
   UploadQueryDto,
+  UploadStartBodyDto,
   UploadStartDto,
   ValidateQueryDto,
   ValidationResponseDto,
@@ -155,7 +155,10 @@ export class DataModelController {
   @RequireObjectAction(Action.SchemaRead)
   @ApiOperation({
     summary: 'Content hashes of the files an upload would replace',
-    description: 'path -> {hash}, the SHA-1 of each file’s content, for uploading only what changed.',
+    description:
+      'path -> {hash}, the SHA-1 of each file’s content, for uploading only what changed. The branch is ' +
+      'the one an upload with the same parameters addresses: `branchName`; `live=true` your dev-mode ' +
+      'branch, `live=false` the deploy branch; neither, your active dev-mode branch, else the deploy branch.',
   })
   @ApiOkResponse({
     schema: { type: 'object', additionalProperties: { $ref: getSchemaPath(FileHashDto) } },
@@ -209,9 +212,12 @@ export class DataModelController {
   @ApiOperation({
     summary: 'Open an upload',
     description:
-      'To the deploy branch (needs SchemaUpdate), `branchName`, or with `live=true` your dev-mode branch. ' +
-      'An upload left open expires after an hour.',
+      'To `branchName` (a query parameter, or in the body where the reference command-line tool sends it; ' +
+      'both given and different: 400 `validation_failed`); with `live=true` your dev-mode branch, with ' +
+      '`live=false` the deploy branch; with neither, your active dev-mode branch, else the deploy branch. ' +
+      'The deploy branch and shared branches need SchemaUpdate. An upload left open expires after an hour.',
   })
+  @ApiBody({ type: UploadStartBodyDto, required: false })
   @ApiOkResponse({ type: UploadStartDto })
   @ApiErrors(
     'validation_failed',
@@ -225,10 +231,9 @@ export class DataModelController {
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') id: number,
     @Query() query: UploadQueryDto,
-    @Body() body: unknown,
+    @Body() body: UploadStartBodyDto,
   ): Promise<UploadStartDto> {
-    refuseBody(body, 'upload/start (its options are query parameters)');
-    return this.uploads.start(actor, id, query);
+    return this.uploads.start(actor, id, query, body);
   }
 
   @Post('data-model/upload/file')
@@ -285,13 +290,17 @@ export class DataModelController {
     summary: 'Commit an upload',
     description:
       '`files` is every file the branch should hold (path -> {hash}); with `autoRemoveFiles` (default) ' +
-      'files absent from it are removed. One commit, one build.',
+      'files absent from it are removed. One commit, one build, on the branch the upload was opened for: ' +
+      '`branchName` (the query parameter, or the body field the reference command-line tool sends) may ' +
+      'name it, and naming another is 400 `validation_failed`.',
   })
   @ApiOkResponse({ type: UploadFinishResponseDto })
   @ApiErrors(
     'validation_failed',
     'deployment_not_found',
     'upload_transaction_not_found',
+    'branch_not_found',
+    'branch_not_writable',
     'upload_hash_mismatch',
     'invalid_path',
     'too_many_files',

@@ -40,8 +40,9 @@ import { MergesController } from './merges.controller.js';
 
 /**
  * Plugs the data model into the life of a deployment: a new deployment gets its production
- * environment and its first build (the build sets up the repository with the starter project), a
- * deleted one loses its repository once the deletion commits.
+ * environment and its first build (the build sets up the repository with the starter project), or,
+ * created without a scaffold, a repository whose deploy branch holds no files; a deleted one loses
+ * its repository once the deletion commits.
  */
 @Injectable()
 class ModelLifecycle implements OnModuleInit {
@@ -58,7 +59,13 @@ class ModelLifecycle implements OnModuleInit {
     this.lifecycle.register({
       created: async (d) => {
         await this.repository.addProductionEnvironment(d.accountId, d.id);
-        await this.builds.queue(d.accountId, d.id, d.deployBranchName, null, 'creation');
+        if (d.scaffold) {
+          await this.builds.queue(d.accountId, d.id, d.deployBranchName, null, 'creation');
+          return;
+        }
+        // No scaffold: the repository is set up now, its deploy branch with no files, so the
+        // starter project is never added; the first build comes with the first code.
+        this.db.afterCommit(() => this.workspace.prepareEmpty(d.accountId, d.id));
       },
       deleted: (_accountId, deploymentId) => {
         this.db.afterCommit(async () => {

@@ -8,6 +8,7 @@ import type { DeploymentDto } from '../deployments/dto/deployment.dto.js';
 import { dataModelError } from './data-model.errors.js';
 import { DataModelRepository } from './data-model.repository.js';
 import type { ConnectGitHubDto, PullDto } from './dto/data-model.dto.js';
+import { agreeingBranchName } from './dto/branch-name.js';
 import { branchNameProblem, isDevBranchName } from './git/branch-names.js';
 import { GitHost } from './github/github.client.js';
 import { GitHubInstallations } from './github/github-installations.service.js';
@@ -99,6 +100,8 @@ export class ModelConnection {
    * and a build is queued.
    */
   async connect(actor: Principal, deploymentId: number, dto: ConnectGitHubDto): Promise<DeploymentDto> {
+    // `branch` is the reference command-line tool's name for `deployBranchName`.
+    const named = agreeingBranchName(['deployBranchName', dto.deployBranchName], ['branch', dto.branch]);
     const ctx = await this.ws.open(actor, deploymentId, Action.SchemaUpdate);
     // Without a GitHub App no installation can be linked: say what the operator must set up.
     this.host.requireConfigured();
@@ -108,7 +111,7 @@ export class ModelConnection {
       ? await this.host.createRepository(dto.installationId, dto.name, { private: dto.private ?? true })
       : await this.host.repository(dto.installationId, dto.name);
     // The repository's default branch comes from GitHub: the same rule as a name from a request.
-    const deployBranch = dto.deployBranchName ?? repo.defaultBranch ?? ctx.settings.deployBranchName;
+    const deployBranch = named ?? repo.defaultBranch ?? ctx.settings.deployBranchName;
     const problem = await branchNameProblem(deployBranch, { isNew: true });
     if (problem) {
       throw dataModelError(

@@ -4,6 +4,7 @@ import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { Database } from '../../core/database/database.js';
+import { coreError } from '../../core/errors/api-error.js';
 import { notFound } from '../../core/errors/not-found.js';
 import { defineJob, JobHandler } from '../../core/queue/job-definition.js';
 import { JobQueue } from '../../core/queue/job-queue.service.js';
@@ -15,8 +16,10 @@ import type {
   UploadFinishDto,
   UploadFinishResponseDto,
   UploadQueryDto,
+  UploadStartBodyDto,
   UploadStartDto,
 } from './dto/data-model.dto.js';
+import { agreeingBranchName } from './dto/branch-name.js';
 import type { TreeChanges } from './git/git-store.js';
 import { ModelBuilds } from './model-builds.js';
 import { ModelFiles } from './model-files.service.js';
@@ -82,36 +85,52 @@ export class ModelUploads {
   ) {}
 
   /**
-   * The branch an upload addresses: `branchName`, the caller's dev branch with `live`, else the
-   * deploy branch. The deploy branch and shared branches need `SchemaUpdate`; the caller's own
-   * dev branch `SchemaUpdateDevBranches`.
+   * The branch an upload addresses: `branchName`; else with `live=true` the caller's dev branch
+   * (400 `not_in_dev_mode` outside dev mode), with `live=false` the deploy branch; else (neither)
+   * the caller's active dev-mode branch, or the deploy branch outside dev mode (what the reference
+   * command-line tool's `cube deploy` says it does without `--branch`).
    */
-  private async open(
-    actor: Principal,
-    deploymentId: number,
-    query: UploadQueryDto,
-  ): Promise<{ ctx: ModelContext; branch: Branch & BranchState; prefix: string }> {
-    const ctx = await this.ws.open(actor, deploymentId, Action.SchemaUpdateDevBranches);
-    const branch = await this.target(ctx, query);
+  private target(ctx: ModelContext, query: UploadQueryDto): Promise<Branch & BranchState> {
+    if (query.branchName !== undefined) return this.ws.target(ctx, { branchName: query.branchName });
+    if (query.live === true) return this.ws.target(ctx, {});
+    if (query.live === false) return this.ws.branch(ctx, ctx.settings.deployBranchName);
+    return this.ws.target(ctx, {}, 'active-or-deploy');
+  }
+
+  /**
+   * Who may upload to a branch: the deploy branch and shared branches need `SchemaUpdate`, the
+   * caller's own dev branch `SchemaUpdateDevBranches` (which opening the model checked); another
+   * user's dev branch is refused.
+   */
+  private async authorize(ctx: ModelContext, branch: Branch): Promise<void> {
     if (!branch.isOwnDev) await this.ws.require(ctx, Action.SchemaUpdate);
     if (branch.kind === 'dev' && !branch.isOwnDev) {
       throw dataModelError('branch_not_writable', `${branch.name} is another user's personal dev branch`);
     }
-    return { ctx, branch, prefix: this.prefix(ctx, query) };
-  }
-
-  private target(ctx: ModelContext, query: UploadQueryDto): Promise<Branch & BranchState> {
-    return query.live
-      ? this.ws.target(ctx, { branchName: query.branchName })
-      : this.ws.target(ctx, { branchName: query.branchName ?? ctx.settings.deployBranchName });
   }
 
   private prefix(ctx: ModelContext, query: UploadQueryDto): string {
     return query.useDeployProjectRoot === false ? '' : ctx.prefix;
   }
 
-  async start(actor: Principal, deploymentId: number, query: UploadQueryDto): Promise<UploadStartDto> {
-    const { ctx, branch, prefix } = await this.open(actor, deploymentId, query);
+  /**
+   * Opens an upload. The branch is named by the query parameter `branchName` or by the body's
+   * (where the reference command-line tool sends it); both given must agree.
+   */
+  async start(
+    actor: Principal,
+    deploymentId: number,
+    query: UploadQueryDto,
+    body: UploadStartBodyDto = {},
+  ): Promise<UploadStartDto> {
+    const branchName = agreeingBranchName(
+      ['branchName (query)', query.branchName],
+      ['branchName (body)', body.branchName],
+    );
+    const ctx = await this.ws.open(actor, deploymentId, Action.SchemaUpdateDevBranches);
+    const target = { ...query, branchName };
+    const branch = await this.target(ctx, target);
+    await this.authorize(ctx, branch);
     // Abandoned uploads are forgotten by the sweep, once it has pruned what they left.
     await this.scheduleSweep();
     const id = await this.repository.insertUpload({
@@ -119,7 +138,7 @@ export class ModelUploads {
       deploymentId,
       userId: actor.userId,
       branchName: branch.name,
-      prefix,
+      prefix: this.prefix(ctx, target),
       ttlSeconds: UPLOAD_TTL_SECONDS,
     });
     return { deploymentName: ctx.settings.name, transaction: { id } };
@@ -191,8 +210,24 @@ export class ModelUploads {
       if (wanted.has(path)) throw dataModelError('invalid_path', `/${path} is listed twice`);
       wanted.set(path, hash.toLowerCase());
     }
-    const { ctx } = await this.open(actor, deploymentId, query);
+    // The upload was opened for its branch: a name given here (in the query, or in the body where
+    // the reference command-line tool sends it) must be that branch, and the caller must still be
+    // allowed to write it.
+    const named = agreeingBranchName(
+      ['branchName (query)', query.branchName],
+      ['branchName (body)', dto.branchName],
+    );
+    const ctx = await this.ws.open(actor, deploymentId, Action.SchemaUpdateDevBranches);
     const id = transactionId(dto.transaction.id);
+    const opened = await this.repository.upload(deploymentId, actor.userId, id);
+    if (!opened) throw notFound('UploadTransaction', id);
+    if (named !== undefined && named !== opened.branchName) {
+      throw coreError('validation_failed', [
+        `branchName ${JSON.stringify(named)} is not the branch this upload was opened for ` +
+          `(${JSON.stringify(opened.branchName)})`,
+      ]);
+    }
+    await this.authorize(ctx, await this.ws.branch(ctx, opened.branchName));
     this.jobs.assertAvailable();
     return this.db.transaction(async () => {
       const upload = await this.repository.upload(deploymentId, actor.userId, id, true);

@@ -84,22 +84,25 @@ export class ModelWorkspace {
 
   /**
    * The repository of a deployment, created on first use; a deployment not created from a
-   * git host gets the starter project committed on its deploy branch. Idempotent and safe to
-   * race: the deploy branch is created with a compare-and-swap from "absent".
+   * git host gets the starter project committed on its deploy branch (with `starter` false, a
+   * commit of no files). Idempotent and safe to race: the deploy branch is created with a
+   * compare-and-swap from "absent".
    */
-  async prepare(accountId: number, settings: DeploymentGitSettings): Promise<void> {
+  async prepare(accountId: number, settings: DeploymentGitSettings, starter = true): Promise<void> {
     const key = `${settings.id}:${settings.deployBranchName}`;
     if (this.ready.has(key)) return;
     try {
       await this.git.ensure(settings.id);
       const branch = settings.deployBranchName;
       if (!(await this.refs.head(settings.id, branch)) && settings.creationMethod !== 'github') {
-        const contents = STARTER_FILES.map((f) => Buffer.from(f.content));
-        const oids = await this.git.writeBlobs(settings.id, contents);
+        const files = starter ? STARTER_FILES : [];
+        const contents = files.map((f) => Buffer.from(f.content));
+        const oids = contents.length ? await this.git.writeBlobs(settings.id, contents) : [];
         const prefix = rootPrefix(settings.deployProjectRoot);
-        const changes: TreeChanges = new Map(STARTER_FILES.map((f, i) => [prefix + f.path, oids[i]]));
+        const changes: TreeChanges = new Map(files.map((f, i) => [prefix + f.path, oids[i]]));
         const tree = await this.git.writeTree(settings.id, null, changes);
-        const commit = await this.git.commit(settings.id, tree, [], 'Starter project', {
+        const message = starter ? 'Starter project' : 'Empty project';
+        const commit = await this.git.commit(settings.id, tree, [], message, {
           name: 'Platform API',
           email: 'platform-api@localhost',
         });
@@ -117,6 +120,15 @@ export class ModelWorkspace {
       throw this.gitFailure(err);
     }
     this.ready.add(key);
+  }
+
+  /**
+   * Sets up the repository of a deployment created without a scaffold (`POST /api/v1/deployments`,
+   * after its creation commits): the deploy branch starts with a commit of no files, so the starter
+   * project, which a repository set up on first use would get, never comes.
+   */
+  async prepareEmpty(accountId: number, deploymentId: number): Promise<void> {
+    await this.prepare(accountId, await this.deployments.gitSettings(accountId, deploymentId), false);
   }
 
   /** Forgets the set-up state of a deployment (its repository is about to go). */

@@ -6,6 +6,11 @@ export interface CreatedDeployment {
   accountId: number;
   creationMethod: string | null;
   deployBranchName: string;
+  /**
+   * True for `POST /build/api/v1/deployments`: the model starts with the starter project and its
+   * first build. False for `POST /api/v1/deployments`: no files and no build until code arrives.
+   */
+  scaffold: boolean;
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   DeploymentsController,
   RegionsController,
 } from './deployments.controller.js';
+import { DeploymentRowsController } from './deployment-rows.controller.js';
 import { DeploymentsRepository } from './deployments.repository.js';
 import { EnvVarsController } from './env-vars.controller.js';
 import { EnvVarsRepository } from './env-vars.repository.js';
@@ -27,7 +28,13 @@ import { ReleasesService } from './releases.service.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Deployment, Region, Release, DeploymentVersion, DeploymentEnvVar])],
-  controllers: [DeploymentsController, DeploymentCreationController, RegionsController, EnvVarsController],
+  controllers: [
+    DeploymentsController,
+    DeploymentCreationController,
+    DeploymentRowsController,
+    RegionsController,
+    EnvVarsController,
+  ],
   providers: [
     DeploymentsRepository,
     DeploymentsService,

@@ -123,11 +123,18 @@ export class DeploymentsService implements OnModuleInit {
 
   /**
    * Creates the deployment; the modules hanging from it set it up in the same unit of work (the
-   * data model queues its first build). 503 before any write if the queue is down.
+   * data model queues its first build). 503 before any write if the queue is down. Without
+   * `scaffold` (`POST /api/v1/deployments`) the model gets no starter project and no build, and
+   * nothing is queued.
    */
-  async create(actor: Principal, dto: CreateDeploymentDto): Promise<DeploymentDto> {
+  async create(
+    actor: Principal,
+    dto: CreateDeploymentDto,
+    options: { scaffold?: boolean } = {},
+  ): Promise<DeploymentDto> {
+    const scaffold = options.scaffold ?? true;
     assertNameNotBlank(dto.name);
-    this.jobs.assertAvailable();
+    if (scaffold) this.jobs.assertAvailable();
     await this.assertRegion(dto.region);
     const row = await this.db.transaction(async () => {
       await this.releases.lockForDeploymentWrite();
@@ -149,6 +156,7 @@ export class DeploymentsService implements OnModuleInit {
         accountId: actor.accountId,
         creationMethod: deployment.creationMethod,
         deployBranchName: deployment.deployBranchName,
+        scaffold,
       });
       return deployment;
     });

@@ -54,6 +54,17 @@ export class EmbedAccessRepository {
     );
   }
 
+  /** Whether the workbook's dashboard is shared with every embed user, or with the tenant named `tenantName`. */
+  async sharedWith(accountId: number, workbookId: number, tenantName: string): Promise<boolean> {
+    const row = await this.db.one<{ shared: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM workbook_embed_access a LEFT JOIN embed_tenants t ON t.id = a.tenant_id
+         WHERE a.workbook_id = :workbookId AND a.account_id = :accountId
+           AND (a.tenant_id IS NULL OR t.name = :tenantName)) AS shared`,
+      { accountId, workbookId, tenantName },
+    );
+    return row!.shared;
+  }
+
   async view(workbookId: number): Promise<EmbedAccessRow> {
     const row = await this.db.one<EmbedAccessRow>(
       `SELECT ${dashboardAllowEmbedSql(':workbookId')} AS "allowEmbed",

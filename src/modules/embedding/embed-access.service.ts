@@ -127,6 +127,15 @@ export class EmbedAccessService {
     return row.dashboard;
   }
 
+  /**
+   * Whether the users of embed tenant `tenantName` (normalised) may see the workbook's published
+   * dashboard: it is shared with every embed user, or with that tenant. A tenant that does not
+   * exist is shared nothing (unless with everyone); nothing is created.
+   */
+  sharedWithTenant(accountId: number, workbookId: number, tenantName: string): Promise<boolean> {
+    return this.access.sharedWith(accountId, workbookId, tenantName);
+  }
+
   private async view(workbookId: number): Promise<EmbedAccessResponseDto> {
     const row = await this.access.view(workbookId);
     return {

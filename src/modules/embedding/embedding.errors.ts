@@ -18,4 +18,5 @@ export const embeddingError = errorsOf(
   'no_embed_access_change',
   'ambiguous_embed_access_target',
   'no_published_dashboard',
+  'shared_workspace_unavailable',
 );

@@ -8,6 +8,9 @@ import { WorkspaceModule } from '../workspace/workspace.module.js';
 import { EmbedAccessController } from './embed-access.controller.js';
 import { EmbedAccessRepository } from './embed-access.repository.js';
 import { EmbedAccessService } from './embed-access.service.js';
+import { EmbedCatalogueController } from './embed-catalogue.controller.js';
+import { EmbedCatalogueRepository } from './embed-catalogue.repository.js';
+import { EmbedCatalogueService } from './embed-catalogue.service.js';
 import { EmbedGroupsRepository } from './embed-groups.repository.js';
 import { EmbedGroupsService } from './embed-groups.service.js';
 import { EmbedSessionsRepository } from './embed-sessions.repository.js';
@@ -18,6 +21,7 @@ import { EmbedTenantsService } from './embed-tenants.service.js';
 import { EmbedUsersRepository } from './embed-users.repository.js';
 import { EmbedUsersService } from './embed-users.service.js';
 import { EmbedController } from './embed.controller.js';
+import { SharedWorkspaceController } from './shared-workspace.controller.js';
 import { EmbedGroupMember } from './entities/embed-group-member.entity.js';
 import { EmbedGroup } from './entities/embed-group.entity.js';
 import { EmbedSession } from './entities/embed-session.entity.js';
@@ -53,19 +57,27 @@ import { WorkbookEmbedAccess } from './entities/workbook-embed-access.entity.js'
       WorkbookEmbedAccess,
     ]),
   ],
-  controllers: [EmbedTenantsController, EmbedController, EmbedAccessController],
+  controllers: [
+    EmbedTenantsController,
+    EmbedController,
+    EmbedAccessController,
+    EmbedCatalogueController,
+    SharedWorkspaceController,
+  ],
   providers: [
     EmbedTenantsRepository,
     EmbedUsersRepository,
     EmbedGroupsRepository,
     EmbedSessionsRepository,
     EmbedAccessRepository,
+    EmbedCatalogueRepository,
     { provide: EmbedTokenStore, useClass: EmbeddingTokenStore },
     EmbedTenantsService,
     EmbedUsersService,
     EmbedGroupsService,
     EmbedSessionsService,
     EmbedAccessService,
+    EmbedCatalogueService,
   ],
   exports: [EmbedTokenStore, EmbedAccessService, EmbedTenantsService, EmbedUsersService],
 })

@@ -1,31 +1,32 @@
 import { createHash } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
 import { Database } from '../../core/database/database.js';
-import { RunLost, type JobContext } from '../../core/queue/job-context.js';
+import type { JobContext } from '../../core/queue/job-context.js';
 import { JobHandler } from '../../core/queue/job-definition.js';
 import { JobQueue } from '../../core/queue/job-queue.service.js';
 import { JobSchedules } from '../../core/queue/job-schedules.service.js';
-import { ApiError } from '../../core/errors/api-error.js';
-import { DataApiClient } from '../data-api-client/data-api.client.js';
-import { ReportsService } from '../reports/reports.service.js';
 import { isNoEmail } from '../users/no-email.js';
-import { DashboardRenderer, RenderError, type Attachment } from './delivery/dashboard-renderer.js';
+import {
+  DashboardRendering,
+  embedSecurityContext,
+  isTransientFailure,
+  RenderError,
+  type DashboardFile,
+  type PublishedDashboard,
+  type RenderedTable,
+  type ReportSource,
+} from './dashboard-rendering.service.js';
 import { renderFailureNotice } from './delivery/failure-notice.js';
 import { MailNotConfiguredError, Mailer } from './delivery/mailer.js';
 import { isMailbox } from './mailbox.js';
-import {
-  renderEmailHtml,
-  renderEmailText,
-  type DashboardDocument,
-  type ReportTable,
-} from './delivery/dashboard-document.js';
+import { renderEmailHtml, renderEmailText, type DashboardDocument } from './delivery/dashboard-document.js';
 import {
   NOTIFICATION_DELIVER_JOB,
   NOTIFICATION_RUN_JOB,
   type NotificationRunPayload,
 } from './notification-jobs.js';
-import { applyOverrides, describeFilters, reportIdsOf, type QueryOverrides } from './notification-query.js';
+import { describeFilters, type QueryOverrides } from './notification-query.js';
 import {
   NotificationRunsRepository,
   type DeliveryWrite,
@@ -39,17 +40,11 @@ import {
 } from './notifications.repository.js';
 import { scheduleOwner } from './notifications.service.js';
 
-/** Most rows of one report shown in the email and the attachment. */
-export const MAX_TABLE_ROWS = 200;
-
 /** Why a delivery past NOTIFICATION_MAX_DELIVERIES_PER_HOUR is not sent (its `lastError`). */
 export const HOURLY_LIMIT_REACHED = 'Not sent: the account’s hourly delivery limit was reached';
 
 /** The `context_hash` of the run's notice to the notification's owner (its render has no attachment). */
 export const OWNER_NOTICE = 'owner-notice';
-
-/** Codes after which a later attempt of the run may read the reports: it is retried, not failed. */
-const TRANSIENT = new Set<string>(['data_api_unavailable', 'data_api_timeout']);
 
 /** Longest reason kept on a run and its deliveries. */
 const REASON_MAX = 2_000;
@@ -74,26 +69,15 @@ function canonical(value: unknown): string {
  */
 export function securityContextOf(recipient: RecipientRow): Record<string, unknown> {
   if (recipient.type === 'USER') return {};
-  const context: Record<string, unknown> = { ...(recipient.securityContext ?? {}) };
-  const attributes = (recipient.userAttributes ?? []) as Array<{ name: string; value?: unknown }>;
-  if (attributes.length > 0 || (recipient.groups ?? []).length > 0) {
-    context.cubeCloud = {
-      userAttributes: Object.fromEntries(attributes.map((a) => [a.name, a.value ?? null])),
-      groups: recipient.groups ?? [],
-    };
-  }
-  return context;
+  return embedSecurityContext({
+    securityContext: recipient.securityContext,
+    userAttributes: recipient.userAttributes as Array<{ name: string; value?: unknown }> | null,
+    groups: recipient.groups,
+  });
 }
 
 export function contextHash(context: Record<string, unknown>): string {
   return createHash('sha256').update(canonical(context)).digest('hex');
-}
-
-interface ReportSource {
-  title: string;
-  jsonQuery: Record<string, unknown> | null;
-  sqlQuery: string | null;
-  error?: string;
 }
 
 /** A report that could not be read: its title, the API error's code (when it was one) and message. */
@@ -133,17 +117,13 @@ interface NotMailed {
  */
 @Injectable()
 export class NotificationRunJob {
-  private readonly logger = new Logger(NotificationRunJob.name);
-
   constructor(
     private readonly db: Database,
     private readonly notifications: NotificationsRepository,
     private readonly runs: NotificationRunsRepository,
     private readonly schedules: JobSchedules,
     private readonly jobs: JobQueue,
-    private readonly dataApi: DataApiClient,
-    private readonly reports: ReportsService,
-    private readonly renderer: DashboardRenderer,
+    private readonly rendering: DashboardRendering,
     private readonly mailer: Mailer,
     private readonly config: AppConfig,
   ) {}
@@ -239,20 +219,16 @@ export class NotificationRunJob {
     const shown: Shown = { title: '', link: '' };
     if (missing.length > 0) {
       await ctx.phase('render');
-      const dashboard = await this.notifications.dashboard(
-        notification.accountId,
-        notification.deploymentId,
-        {
-          id: notification.dashboardId,
-        },
-      );
+      const dashboard = await this.rendering.published(notification.accountId, notification.deploymentId, {
+        id: notification.dashboardId,
+      });
       if (!dashboard) {
         await this.runs.setRunStatus(run.id, 'failed', 'The dashboard is no longer published');
         ctx.fail('The dashboard is no longer published');
       }
-      shown.title = dashboard.title?.trim() || `Dashboard ${dashboard.publicId}`;
-      shown.link = this.link(notification, dashboard);
-      const sources = await this.sources(notification, dashboard.config, dashboard.snapshotReportIds);
+      shown.title = this.rendering.title(dashboard);
+      shown.link = this.rendering.link(notification.deploymentId, dashboard);
+      const sources = await this.sources(notification, dashboard);
       for (const [hash, context] of missing) {
         await ctx.throwIfCancelled();
         const tables = await this.tables(notification, sources, context);
@@ -262,7 +238,7 @@ export class NotificationRunJob {
         if (tables.length > 0 && failures.length === tables.length) {
           // Every report failed: an email of errors only is sent to nobody.
           const reason = everyReportFailed(failures);
-          const transient = failures.some((f) => f.code !== null && TRANSIENT.has(f.code));
+          const transient = failures.some((f) => isTransientFailure(f.code));
           if (transient && ctx.attempt < NOTIFICATION_RUN_JOB.attempts) {
             throw new Error(`${reason}; the run is tried again`);
           }
@@ -277,9 +253,9 @@ export class NotificationRunJob {
           tables,
           filters: describeFilters(overridesOf(notification)),
         };
-        let attachment: Attachment;
+        let attachment: DashboardFile;
         try {
-          attachment = await this.renderer.attachment(
+          attachment = await this.rendering.file(
             doc,
             notification.notificationFormat === 'png' ? 'png' : 'pdf',
           );
@@ -465,119 +441,26 @@ export class NotificationRunJob {
     });
   }
 
-  /**
-   * The reports of the dashboard, read as they are now (no view recorded): those its widgets
-   * reference, in layout order, then those its last publish took.
-   */
-  private async sources(
-    notification: NotificationRow,
-    config: unknown,
-    published: readonly number[],
-  ): Promise<ReportSource[]> {
-    const out: ReportSource[] = [];
-    const missing = (reportId: number): ReportSource => ({
-      title: `Report ${reportId}`,
-      jsonQuery: null,
-      sqlQuery: null,
-      error: 'The report was not found',
-    });
-    // The widgets' reports in layout order, then any other report the publish took.
-    const ids = reportIdsOf(config);
-    for (const id of published) if (!ids.includes(id)) ids.push(id);
-    for (const reportId of ids) {
-      try {
-        const report = await this.reports.forRendering(
-          notification.accountId,
-          notification.deploymentId,
-          reportId,
-        );
-        if (!report) {
-          out.push(missing(reportId));
-          continue;
-        }
-        const title = report.title?.trim() || report.name;
-        let jsonQuery: Record<string, unknown> | null = null;
-        if (report.jsonQuery) {
-          try {
-            const parsed: unknown = JSON.parse(report.jsonQuery);
-            if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
-              jsonQuery = parsed as Record<string, unknown>;
-            }
-          } catch {
-            out.push({
-              title,
-              jsonQuery: null,
-              sqlQuery: null,
-              error: 'The report’s JSON query is not valid JSON',
-            });
-            continue;
-          }
-        }
-        out.push({ title, jsonQuery, sqlQuery: report.sqlQuery });
-      } catch (err) {
-        if (err instanceof RunLost) throw err;
-        out.push(missing(reportId));
-      }
-    }
-    return out;
+  /** The reports of the dashboard, read as they are now. */
+  private sources(notification: NotificationRow, dashboard: PublishedDashboard): Promise<ReportSource[]> {
+    return this.rendering.sources(
+      { accountId: notification.accountId, deploymentId: notification.deploymentId },
+      dashboard,
+    );
   }
 
   /** Each report's data under `context`; a failure is shown in its table (with its code, if any). */
-  private async tables(
+  private tables(
     notification: NotificationRow,
     sources: ReportSource[],
     context: Record<string, unknown>,
-  ): Promise<Array<ReportTable & { code?: string | null }>> {
-    const target = { accountId: notification.accountId, deploymentId: notification.deploymentId };
-    const overrides = overridesOf(notification);
-    const out: Array<ReportTable & { code?: string | null }> = [];
-    for (const source of sources) {
-      if (source.error) {
-        out.push({ title: source.title, columns: [], rows: [], error: source.error });
-        continue;
-      }
-      try {
-        if (source.jsonQuery) {
-          const query = applyOverrides(source.jsonQuery, overrides);
-          const { data } = await this.dataApi.load(target, query, context);
-          out.push(table(source.title, data, membersOf(query)));
-        } else if (source.sqlQuery) {
-          const { columns, rows } = await this.dataApi.sql(target, source.sqlQuery, context);
-          out.push(table(source.title, rows, columns));
-        } else {
-          out.push({ title: source.title, columns: [], rows: [], error: 'The report has no query' });
-        }
-      } catch (err) {
-        if (err instanceof RunLost) throw err;
-        const message = err instanceof Error ? err.message : String(err);
-        this.logger.warn(
-          { notificationId: notification.id, report: source.title, err: message },
-          'report failed',
-        );
-        out.push({
-          title: source.title,
-          columns: [],
-          rows: [],
-          error: message,
-          code: err instanceof ApiError ? err.code : null,
-        });
-      }
-    }
-    return out;
-  }
-
-  /** Where the dashboard opens in the product (DASHBOARD_URL_TEMPLATE), or nothing. */
-  private link(
-    notification: NotificationRow,
-    dashboard: { id: number; publicId: string; workbookId: number },
-  ): string {
-    const template = this.config.notifications.dashboardUrlTemplate;
-    if (!template) return '';
-    return template
-      .replaceAll('{deploymentId}', String(notification.deploymentId))
-      .replaceAll('{dashboardId}', String(dashboard.id))
-      .replaceAll('{publicId}', encodeURIComponent(dashboard.publicId))
-      .replaceAll('{workbookId}', String(dashboard.workbookId));
+  ): Promise<RenderedTable[]> {
+    return this.rendering.tables(
+      { accountId: notification.accountId, deploymentId: notification.deploymentId },
+      sources,
+      overridesOf(notification),
+      context,
+    );
   }
 }
 
@@ -618,36 +501,5 @@ function overridesOf(n: NotificationRow): QueryOverrides {
     filters: n.filters as QueryOverrides['filters'],
     timeGrains: n.timeGrains as QueryOverrides['timeGrains'],
     memberSwitchers: n.memberSwitchers as QueryOverrides['memberSwitchers'],
-  };
-}
-
-/** The members a JSON query answers, in order: the columns of an empty answer. */
-function membersOf(query: Record<string, unknown>): string[] {
-  const out: string[] = [];
-  const add = (m: unknown) => {
-    if (typeof m === 'string' && !out.includes(m)) out.push(m);
-  };
-  if (Array.isArray(query.timeDimensions)) {
-    for (const td of query.timeDimensions as Array<{ dimension?: unknown; granularity?: unknown }>) {
-      if (typeof td?.dimension === 'string' && typeof td.granularity === 'string') {
-        add(`${td.dimension}.${td.granularity}`);
-      }
-    }
-  }
-  for (const key of ['dimensions', 'measures'])
-    if (Array.isArray(query[key])) (query[key] as unknown[]).forEach(add);
-  return out;
-}
-
-function table(title: string, rows: Record<string, unknown>[], columns: string[]): ReportTable {
-  const keys = [...columns];
-  for (const row of rows.slice(0, MAX_TABLE_ROWS)) {
-    for (const k of Object.keys(row)) if (!keys.includes(k)) keys.push(k);
-  }
-  return {
-    title,
-    columns: keys,
-    rows: rows.slice(0, MAX_TABLE_ROWS),
-    truncated: rows.length > MAX_TABLE_ROWS,
   };
 }

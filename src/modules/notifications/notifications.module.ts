@@ -6,6 +6,7 @@ import { DeploymentsModule } from '../deployments/deployments.module.js';
 import { ReportsModule } from '../reports/reports.module.js';
 import { UserAttributesModule } from '../user-attributes/user-attributes.module.js';
 import { UsersModule } from '../users/users.module.js';
+import { DashboardRendering } from './dashboard-rendering.service.js';
 import { NotificationDeliveryModule } from './delivery/delivery.module.js';
 import { NotificationDeliveryCount } from './entities/notification-delivery-count.entity.js';
 import { NotificationDelivery } from './entities/notification-delivery.entity.js';
@@ -27,7 +28,8 @@ import { NotificationsService } from './notifications.service.js';
  * (`job_schedules`, fired by the relay's tick). `notification.run` renders it per security context
  * (reports' data from the data API, the attachment from `delivery/`), `notification.deliver`
  * mails each recipient once. Embed users are provisioned through the embedding module, which is
- * global.
+ * global. Exports {@link DashboardRendering} (a published dashboard rendered to PDF or PNG under
+ * one security context), which the runs use and dashboard exports share.
  */
 @Module({
   imports: [
@@ -52,9 +54,11 @@ import { NotificationsService } from './notifications.service.js';
     NotificationRunsRepository,
     NotificationsService,
     NotificationRecipientsService,
+    DashboardRendering,
     NotificationRunJob,
     NotificationDeliverJob,
     declareJobs(NOTIFICATION_RUN_JOB, NOTIFICATION_DELIVER_JOB),
   ],
+  exports: [DashboardRendering],
 })
 export class NotificationsModule {}

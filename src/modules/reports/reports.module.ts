@@ -11,6 +11,9 @@ import { ReportView } from './entities/report-view.entity.js';
 import { Report } from './entities/report.entity.js';
 import { PlacementsRepository } from './placements.repository.js';
 import { PlacementsService } from './placements.service.js';
+import { ReportFoldersController } from './report-folders.controller.js';
+import { ReportFoldersRepository } from './report-folders.repository.js';
+import { ReportFoldersService } from './report-folders.service.js';
 import { ReportListService } from './report-list.service.js';
 import { ReportViews } from './report-views.js';
 import { ReportsInWorkspace } from './reports-in-workspace.js';
@@ -30,7 +33,7 @@ import { ReportsService } from './reports.service.js';
     WorkspaceModule,
     TypeOrmModule.forFeature([Report, ReportPlacement, ReportView, ReportCount, ReportSnapshot]),
   ],
-  controllers: [ReportsController],
+  controllers: [ReportsController, ReportFoldersController],
   providers: [
     { provide: OwnedContent, useClass: ReportsOwnedContent },
     ReportsRepository,
@@ -41,6 +44,8 @@ import { ReportsService } from './reports.service.js';
     PlacementsService,
     ReportViews,
     ReportsInWorkspace,
+    ReportFoldersRepository,
+    ReportFoldersService,
   ],
   exports: [ReportsService],
 })

@@ -2,6 +2,7 @@ import { Global, Injectable, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditLogSetting } from '../../core/audit/audit-log-setting.js';
 import { AppConfigController } from './app-config.controller.js';
+import { AppThemeController } from './app-theme.controller.js';
 import { TenantSettings } from './entities/tenant-settings.entity.js';
 import { auditLogEnabledSql } from './settings.fragments.js';
 import { SettingsRepository } from './settings.repository.js';
@@ -27,7 +28,7 @@ class SettingsForCoreModule {}
 /** Tenant settings and app config, one row per account. */
 @Module({
   imports: [TypeOrmModule.forFeature([TenantSettings]), SettingsForCoreModule],
-  controllers: [TenantSettingsController, AppConfigController],
+  controllers: [TenantSettingsController, AppConfigController, AppThemeController],
   providers: [SettingsRepository, SettingsService],
   exports: [SettingsService],
 })

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../core/auth/principal.js';
 import type { AppConfigDto, AppConfigInputDto } from './dto/app-config.dto.js';
+import type { AppThemeResponseDto } from './dto/app-theme.dto.js';
 import type { TenantSettingsDto, TenantSettingsInputDto } from './dto/tenant-settings.dto.js';
 import { SettingsRepository, type SettingsChange, type SettingsRow } from './settings.repository.js';
 
@@ -62,8 +63,19 @@ export class SettingsService {
     return (await this.read(accountId)).pythonAnalysisEnabled;
   }
 
+  /** Whether the account restricts data downloads (app config `restrictDataDownload`; off by default). */
+  async dataDownloadsRestricted(accountId: number): Promise<boolean> {
+    return (await this.read(accountId)).restrictDataDownload;
+  }
+
   async getAppConfig(actor: Principal): Promise<AppConfigDto> {
     return toAppConfig(await this.read(actor.accountId));
+  }
+
+  /** The theme fields of the app config (`GET /app-theme`). */
+  async getAppTheme(accountId: number): Promise<AppThemeResponseDto> {
+    const row = await this.read(accountId);
+    return { appTheme: row.appTheme, applyThemeGlobally: row.applyThemeGlobally };
   }
 
   /**

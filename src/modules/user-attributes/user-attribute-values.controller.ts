@@ -41,8 +41,10 @@ export class UserAttributeValuesController {
     summary: 'Set a user’s attribute value',
     description:
       'Admin only. Creates or replaces the value of one attribute for one user; `value: null` removes ' +
-      'it. The value must match the attribute’s type (JSON types: `"true"` is a string, not a boolean). ' +
-      'The response shows the effective value, which after a removal is the default, if any.',
+      'it, and so does a body without `value` (the reference command-line tool’s `cube attributes values ' +
+      'set` sends only `userId` and `userAttributeId`, as strings). The value must match the attribute’s ' +
+      'type (JSON types: `"true"` is a string, not a boolean). The response shows the effective value, ' +
+      'which after a removal is the default, if any.',
   })
   @ApiOkResponse({ type: UserAttributeValueDto })
   @ApiErrors('validation_failed', 'invalid_attribute_value', 'user_not_found', 'user_attribute_not_found')

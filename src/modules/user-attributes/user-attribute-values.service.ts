@@ -28,13 +28,17 @@ export class UserAttributeValuesService {
     return rows.map((r) => toValueDto(userId, r)).filter((v) => v.value !== null);
   }
 
-  /** Sets (or with null removes) one user's value of one attribute. */
+  /**
+   * Sets one user's value of one attribute, or with `null` removes it. An absent `value` removes it
+   * too: the reference command-line tool's `cube attributes values set` sends only the two ids,
+   * which binds the user to the attribute without a value of their own (the default applies).
+   */
   async upsert(actor: Principal, dto: UserAttributeValueInputDto): Promise<UserAttributeValueDto> {
     const { userId, userAttributeId, value } = dto;
     await this.assertUser(actor.accountId, userId);
     const attribute = await this.attributes.attribute(actor.accountId, userAttributeId);
     if (!attribute) throw attributeNotFound(userAttributeId);
-    if (value === null) {
+    if (value === null || value === undefined) {
       await this.attributes.deleteValue(actor.accountId, userId, userAttributeId);
       return toValueDto(userId, attribute);
     }

@@ -1,5 +1,5 @@
-import { Body, Controller, Get, HttpCode, Post, Put, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
 import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
@@ -79,5 +79,21 @@ export class UserAttributesController {
     @Body() dto: UserAttributeUpdateDto,
   ): Promise<UserAttributeDto> {
     return this.attributes.update(actor, id, dto);
+  }
+
+  @Delete(':id')
+  @Audited()
+  @HttpCode(204)
+  @RequireActions(Action.All)
+  @ApiOperation({
+    summary: 'Delete a user attribute',
+    description:
+      "Admin only. Every user's value of it goes with it; its name is free again. An attribute of another " +
+      'account, or an unknown id, is a 404 `user_attribute_not_found`.',
+  })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiErrors('validation_failed', 'user_attribute_not_found')
+  async deleteUserAttribute(@CurrentPrincipal() actor: Principal, @IdParam('id') id: number): Promise<void> {
+    await this.attributes.remove(actor, id);
   }
 }

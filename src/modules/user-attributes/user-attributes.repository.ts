@@ -125,6 +125,15 @@ export class UserAttributesRepository {
     );
   }
 
+  /** Deletes the attribute and, by their foreign key, every user's value of it; false when it is not in the account. */
+  async delete(accountId: number, id: number): Promise<boolean> {
+    const rows = await this.db.query(
+      `DELETE FROM user_attributes a WHERE a.account_id = :accountId AND a.id = :id RETURNING a.id`,
+      { accountId, id },
+    );
+    return rows.length > 0;
+  }
+
   /** Whether the user exists in the account. */
   async userExists(accountId: number, userId: number): Promise<boolean> {
     const row = await this.db.one<{ found: boolean }>(

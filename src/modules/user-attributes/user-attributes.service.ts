@@ -97,6 +97,11 @@ export class UserAttributesService {
     return row;
   }
 
+  /** Deletes the attribute with every user's value of it (`DELETE /user-attributes/{id}`). */
+  async remove(actor: Principal, id: number): Promise<void> {
+    if (!(await this.attributes.delete(actor.accountId, id))) throw attributeNotFound(id);
+  }
+
   private async get(accountId: number, id: number): Promise<UserAttributeDto> {
     const row = await this.attributes.get(accountId, id);
     if (!row) throw attributeNotFound(id);

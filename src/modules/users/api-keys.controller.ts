@@ -7,7 +7,13 @@ import { IdParam } from '../../core/http/id.pipe.js';
 import { ApiBodyExamples } from '../../core/openapi/api-body-examples.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { API_KEY_CREATED_EXAMPLE, CREATE_API_KEY_EXAMPLES } from './users.examples.js';
-import { ApiKeyCreateDto, ApiKeyCreatedDto, ApiKeysListDto, ApiKeysQueryDto } from './dto/api-key.dto.js';
+import {
+  ApiKeyCreateDto,
+  ApiKeyCreatedDto,
+  ApiKeyDto,
+  ApiKeysListDto,
+  ApiKeysQueryDto,
+} from './dto/api-key.dto.js';
 import { Audited } from '../../core/audit/audited.decorator.js';
 
 @ApiTags('API Keys')
@@ -25,6 +31,19 @@ export class ApiKeysController {
   @ApiErrors('validation_failed')
   getApiKeys(@CurrentPrincipal() actor: Principal, @Query() query: ApiKeysQueryDto): Promise<ApiKeysListDto> {
     return this.apiKeys.list(actor, query);
+  }
+
+  @Get(':id')
+  @ApiOperation({
+    summary: 'Get one of your active API keys',
+    description:
+      'As the list shows it; the secret is never returned after creation. A revoked key, or one of another ' +
+      'user, is a 404.',
+  })
+  @ApiOkResponse({ type: ApiKeyDto })
+  @ApiErrors('validation_failed', 'api_key_not_found')
+  getApiKey(@CurrentPrincipal() actor: Principal, @IdParam('id') id: number): Promise<ApiKeyDto> {
+    return this.apiKeys.get(actor, id);
   }
 
   @Post()

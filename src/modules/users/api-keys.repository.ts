@@ -47,6 +47,15 @@ export class ApiKeysRepository implements PrincipalSource {
     );
   }
 
+  /** One live (not revoked) key of the user; undefined when there is none. */
+  find(accountId: number, userId: number, id: number): Promise<ApiKeyRow | undefined> {
+    return this.db.one<ApiKeyRow>(
+      `SELECT ${COLUMNS} FROM api_keys
+       WHERE account_id = :accountId AND user_id = :userId AND id = :id AND revoked_at IS NULL`,
+      { accountId, userId, id },
+    );
+  }
+
   async insert(key: {
     accountId: number;
     userId: number;

@@ -34,6 +34,13 @@ export class ApiKeysService {
     return buildPage(rows, paging, (r) => [r.id], toDto);
   }
 
+  /** One of the caller's live keys, as the list shows it (`GET /api-keys/{id}`). */
+  async get(actor: Principal, id: number): Promise<ApiKeyDto> {
+    const row = await this.repo.find(actor.accountId, actor.userId, id);
+    if (!row) throw notFound('ApiKey', id);
+    return toDto(row);
+  }
+
   async create(actor: Principal, dto: ApiKeyCreateDto): Promise<ApiKeyCreatedDto> {
     const expiresAt = dto.expiresAt ? new Date(dto.expiresAt) : null;
     if (expiresAt && expiresAt.getTime() <= Date.now()) {

@@ -15,6 +15,7 @@ import type {
   UpdateGroupDto,
 } from './dto/group.dto.js';
 import type { PoliciesInputDto, PoliciesResponseDto } from './dto/policy.dto.js';
+import type { UserGroupDto } from './dto/user-group.dto.js';
 import type { PageQueryDto } from '../../core/http/pagination.js';
 import { GroupsRepository } from './groups.repository.js';
 import { PoliciesService } from './policies.service.js';
@@ -42,6 +43,12 @@ export class GroupsService {
     const search = query.search ? likePattern(query.search) : null;
     const rows = await this.repo.page(actor.accountId, search, afterId, fetchLimit(paging));
     return buildPage(rows, paging, (r) => [r.id]);
+  }
+
+  /** The list of {@link list}, each group with its member count as `userCount` (`GET /user-groups/`). */
+  async listWithUserCount(actor: Principal, query: GroupsQueryDto): Promise<Page<UserGroupDto>> {
+    const page = await this.list(actor, query);
+    return { ...page, items: page.items.map((g) => ({ ...g, userCount: g.memberCount })) };
   }
 
   async get(actor: Principal, id: number): Promise<GroupDto> {

@@ -1,29 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '../../core/database/database.js';
 import type { SqlParams } from '../../core/database/named-params.js';
-import { isoSql } from '../../core/database/sql.js';
 import { deploymentInAccountSql } from '../deployments/deployments.fragments.js';
-import { resourceOwnerSql, userJoin } from '../users/users.fragments.js';
 import type { WorkbookDto } from './dto/workbook.dto.js';
 import { WorkspaceContent } from './workspace-content.js';
-import { dashboardJsonSql, folderJoin, folderPathSql } from './workspace.fragments.js';
+import {
+  dashboardJsonSql,
+  folderJoin,
+  WORKBOOK_SHAPE_FROM as WORKBOOK_FROM,
+  workbookShapeSql as workbookColumns,
+} from './workspace.fragments.js';
 
 export type Json = Record<string, unknown>;
-
-/**
- * Every field of the Workbook shape, from one row of `WORKBOOK_FROM`; `dashboard` is the
- * published dashboard's JSON from the row joined as `d`.
- */
-const workbookColumns = (
-  dashboard: string,
-) => `w.id, w.name, w.slug, w.meta, w.calculated_fields AS "calculatedFields",
-  w.deployment_id AS "deploymentId", w.folder_id AS "folderId", ${folderPathSql('f')} AS "folderPath",
-  ${isoSql('w.created_at')} AS "createdAt", ${isoSql('w.updated_at')} AS "updatedAt", w.created_by AS "createdBy",
-  w.user_id AS "userId", ${resourceOwnerSql('u')} AS "user", 'WORKBOOK' AS type, w.dashboard_draft AS "dashboardDraft",
-  d.config AS "dashboardPublished", ${dashboard} AS "publishedDashboard", NULL::boolean AS "isFavorite"`;
-
-const WORKBOOK_FROM = `workbooks w ${folderJoin('w.folder_id', 'f')} ${userJoin('w.user_id', 'u')}
-  LEFT JOIN dashboards d ON d.workbook_id = w.id`;
 
 /** A jsonb parameter: the JSON text, or SQL NULL for null and undefined. */
 export const jsonParam = (value: unknown): string | null => (value == null ? null : JSON.stringify(value));

@@ -7,35 +7,18 @@ import { resourceOwnerSql, userJoin } from '../users/users.fragments.js';
 import type { WorkspaceItemType } from './content.sql.js';
 import type { OrderDirection, WorkspaceItemDto, WorkspaceOrderField } from './dto/workspace.dto.js';
 import type { FeedBranchContext, FeedSource } from './workspace-content.js';
-import { folderJoin, folderPathSql } from './workspace.fragments.js';
+import {
+  FEED_SORT_KEY,
+  feedAfterSql,
+  feedOrderSql,
+  folderJoin,
+  folderPathSql,
+  microsSql,
+  type FeedKey,
+} from './workspace.fragments.js';
 
 /** Order of the types among items with the same sort key; also the cursor's type slot. */
 export const TYPE_ORDER: Record<WorkspaceItemType, number> = { FOLDER: 0, WORKBOOK: 1, REPORT: 2 };
-
-const micros = (expr: string): string => `(extract(epoch FROM ${expr}) * 1000000)::bigint`;
-
-/**
- * Sort key of each order field: a timestamp as integer microseconds (exact), a name lowercased.
- * Only reports have a viewer's last view (their kind joins it); other items sort NULL there.
- */
-export const SORT_KEY: Record<
-  WorkspaceOrderField,
-  { sql: (alias: string) => string; kind: 'text' | 'bigint' }
-> = {
-  updated_at: { sql: (a) => micros(`${a}.updated_at`), kind: 'bigint' },
-  created_at: { sql: (a) => micros(`${a}.created_at`), kind: 'bigint' },
-  name: { sql: (a) => `lower(${a}.name)`, kind: 'text' },
-  viewer_last_viewed_at: { sql: () => 'NULL::bigint', kind: 'bigint' },
-};
-
-/** One row of the feed's sort: rank (0 folders, 1 the rest), position, key, type, id. */
-export interface FeedKey {
-  rank: number;
-  pos: number;
-  skey: string | number | null;
-  tord: number;
-  id: number;
-}
 
 export interface FeedQuery {
   actor: Principal;
@@ -56,31 +39,6 @@ export interface FeedQuery {
 }
 
 /**
- * `row > cursor` in the order of `cols` (lexicographic, each column with its own direction;
- * nullable columns sort NULLS LAST in both directions). Cursor values become `:after<i>`.
- */
-function keysetAfter(
-  cols: ReadonlyArray<{ expr: string; dir: OrderDirection; cast: string; nullable?: boolean }>,
-  values: ReadonlyArray<unknown>,
-  params: Record<string, unknown>,
-): string {
-  const param = (i: number) => {
-    params[`after${i}`] = values[i];
-    return `:after${i}::${cols[i].cast}`;
-  };
-  const build = (i: number): string => {
-    const { expr, dir, nullable } = cols[i];
-    const op = dir === 'ASC' ? '>' : '<';
-    if (i === cols.length - 1) return `${expr} ${op} ${param(i)}`;
-    const rest = build(i + 1);
-    if (nullable && values[i] === null) return `(${expr} IS NULL AND ${rest})`;
-    const later = nullable ? `${expr} ${op} ${param(i)} OR ${expr} IS NULL` : `${expr} ${op} ${param(i)}`;
-    return `(${later} OR (${expr} = ${param(i)} AND ${rest}))`;
-  };
-  return build(0);
-}
-
-/**
  * The workspace feed: one query over the union of the sort keys of folders, workbooks and the
  * registered content kinds; only the page's rows are shaped.
  */
@@ -89,7 +47,7 @@ export class WorkspaceFeedRepository {
   constructor(private readonly db: Database) {}
 
   page(q: FeedQuery): Promise<Array<FeedKey & { item: WorkspaceItemDto }>> {
-    const key = SORT_KEY[q.field];
+    const key = FEED_SORT_KEY[q.field];
     const params: Record<string, unknown> = { accountId: q.actor.accountId, deploymentId: q.deploymentId };
     if (q.folderId !== null) params.folderId = q.folderId;
     if (q.search !== null) params.search = q.search;
@@ -98,7 +56,7 @@ export class WorkspaceFeedRepository {
       field: q.field,
       params,
       sortKey: (alias) => key.sql(alias),
-      micros,
+      micros: microsSql,
       location: (column, folder) => {
         if (q.search === null) return q.folderId === null ? `${column} IS NULL` : `${column} = :folderId`;
         if (q.folderId === null) return 'TRUE';
@@ -124,20 +82,8 @@ export class WorkspaceFeedRepository {
     }
     for (const { tord, source } of q.kinds) branches.push(source.branch(ctx, tord));
 
-    const keyset = q.after
-      ? keysetAfter(
-          [
-            { expr: 'x.rank', dir: 'ASC', cast: 'int' },
-            { expr: 'x.pos', dir: 'ASC', cast: 'int' },
-            { expr: 'x.skey', dir: q.dir, cast: key.kind, nullable: true },
-            { expr: 'x.tord', dir: 'ASC', cast: 'int' },
-            { expr: 'x.id', dir: 'ASC', cast: 'int' },
-          ],
-          [q.after.rank, q.after.pos, q.after.skey, q.after.tord, q.after.id],
-          params,
-        )
-      : 'TRUE';
-    const order = (t: string) => `${t}.rank, ${t}.pos, ${t}.skey ${q.dir} NULLS LAST, ${t}.tord, ${t}.id`;
+    const keyset = feedAfterSql('x', q.after, q.dir, key.kind, params);
+    const order = (t: string) => feedOrderSql(t, q.dir);
     const owners = ['f.user_id', 'w.user_id', ...q.kinds.map((k) => k.source.ownerId)];
     const items = q.kinds.map((k) => `WHEN ${k.tord} THEN ${k.source.item('u')}`).join('\n           ');
     return this.db.query<FeedKey & { item: WorkspaceItemDto }>(

@@ -3,8 +3,13 @@ import { Action } from '../../core/auth/action.js';
 import { AccessService } from '../../core/auth/access.service.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { clientFailure } from '../../core/http/bulk.js';
-import { coreError } from '../../core/errors/api-error.js';
-import { buildPage, DEFAULT_PAGE_SIZE, type Page, type Paging } from '../../core/http/pagination.js';
+import {
+  buildPage,
+  invalidCursor,
+  DEFAULT_PAGE_SIZE,
+  type Page,
+  type Paging,
+} from '../../core/http/pagination.js';
 import { likePattern } from '../../core/http/sql.js';
 import { WORKSPACE_ITEM_TYPES, type WorkspaceItemType } from './content.sql.js';
 import type {
@@ -13,62 +18,16 @@ import type {
   BulkMoveWorkspaceObjectsDto,
   BulkMoveWorkspaceObjectsResponseDto,
   MoveWorkspaceObjectDto,
-  OrderDirection,
   WorkspaceBulkFailureDto,
   WorkspaceItemDto,
   WorkspaceItemRefDto,
-  WorkspaceOrderField,
   WorkspaceQueryDto,
 } from './dto/workspace.dto.js';
 import { FoldersService } from './folders.service.js';
 import { WorkbooksService } from './workbooks.service.js';
 import { WorkspaceContent } from './workspace-content.js';
-import { SORT_KEY, TYPE_ORDER, WorkspaceFeedRepository, type FeedKey } from './workspace-feed.repository.js';
-import { folderChainSql } from './workspace.fragments.js';
-
-const INT_MIN = -2_147_483_648;
-const INT_MAX = 2_147_483_647;
-
-/** A cursor of the feed: the ordering it belongs to, then the full sort key of its row. */
-type FeedCursor = [
-  WorkspaceOrderField,
-  OrderDirection,
-  number,
-  number,
-  string | number | null,
-  number,
-  number,
-];
-
-const isInt = (v: unknown, min: number, max: number): v is number =>
-  Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max;
-
-function decodeFeedCursor(after: string, field: WorkspaceOrderField, dir: OrderDirection): FeedKey {
-  let v: unknown = null;
-  try {
-    v = /^[A-Za-z0-9_-]+$/.test(after) ? JSON.parse(Buffer.from(after, 'base64url').toString('utf8')) : null;
-  } catch {
-    v = null;
-  }
-  const ok =
-    Array.isArray(v) &&
-    v.length === 7 &&
-    v[0] === field &&
-    v[1] === dir &&
-    isInt(v[2], 0, 1) &&
-    isInt(v[3], INT_MIN, INT_MAX) &&
-    (v[4] === null ||
-      (SORT_KEY[field].kind === 'text'
-        ? typeof v[4] === 'string' && v[4].length <= 1000 && !v[4].includes('\u0000')
-        : Number.isSafeInteger(v[4]))) &&
-    isInt(v[5], 0, 2) &&
-    isInt(v[6], 1, INT_MAX);
-  if (!ok) {
-    throw coreError('invalid_cursor', 'after is not a cursor returned by this list with this ordering');
-  }
-  const c = v as FeedCursor;
-  return { rank: c[2], pos: c[3], skey: c[4], tord: c[5], id: c[6] };
-}
+import { TYPE_ORDER, WorkspaceFeedRepository } from './workspace-feed.repository.js';
+import { feedCursor, parseFeedCursor, folderChainSql } from './workspace.fragments.js';
 
 /** Each distinct `(type, id)` once, in the order first given. */
 function distinct(items: readonly WorkspaceItemRefDto[]): WorkspaceItemRefDto[] {
@@ -115,8 +74,10 @@ export class WorkspaceService {
     const types = new Set<WorkspaceItemType>(query.types?.length ? query.types : WORKSPACE_ITEM_TYPES);
     const search = query.search?.trim() ? query.search : null;
     const first = query.first ?? DEFAULT_PAGE_SIZE;
-    const after = query.after !== undefined ? decodeFeedCursor(query.after, field, dir) : null;
-    const key = SORT_KEY[field];
+    const after =
+      query.after !== undefined
+        ? (parseFeedCursor(query.after, field, dir, TYPE_ORDER.REPORT) ?? invalidCursor())
+        : null;
     const rows = await this.feedRows.page({
       actor,
       deploymentId,
@@ -152,11 +113,7 @@ export class WorkspaceService {
     return buildPage(
       rows,
       paging,
-      (r) => {
-        // node-postgres reads bigint as a string; microseconds since 1970 fit a double exactly.
-        const skey = r.skey === null || key.kind === 'text' ? r.skey : Number(r.skey);
-        return [field, dir, r.rank, r.pos, skey, r.tord, r.id] satisfies FeedCursor;
-      },
+      (r) => feedCursor(field, dir, r),
       (r) => r.item,
     );
   }

@@ -5,6 +5,7 @@ import {
   type ValidationArguments,
   type ValidatorConstraintInterface,
 } from 'class-validator';
+import { coreError } from '../../../core/errors/api-error.js';
 import { StringField } from '../../../core/http/validation.js';
 import {
   branchNameProblem,
@@ -53,4 +54,25 @@ export function BranchNameField(
     StringField({ example: 'feature/orders', ...field, maxLength: MAX_BRANCH_NAME }),
     Validate(BranchNameRule, [{ isNew }], { context: { code: 'invalid_branch_name' } }),
   );
+}
+
+/**
+ * The one branch name of two fields that name the same branch (a query parameter and its body
+ * form, or a field and the alias a client sends): whichever is given, or both when they agree.
+ * Both given and different is `400 validation_failed`: the request names two branches. Each
+ * field has been checked by {@link BranchNameField} already.
+ */
+export function agreeingBranchName(
+  first: readonly [field: string, value: string | null | undefined],
+  second: readonly [field: string, value: string | null | undefined],
+): string | undefined {
+  const [a, x] = first;
+  const [b, y] = second;
+  if (x != null && y != null && x !== y) {
+    throw coreError('validation_failed', [
+      `${a} (${JSON.stringify(x)}) and ${b} (${JSON.stringify(y)}) name different branches: ` +
+        'send one of them, or the same name in both',
+    ]);
+  }
+  return x ?? y ?? undefined;
 }

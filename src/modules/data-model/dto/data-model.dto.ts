@@ -92,11 +92,17 @@ export class UploadQueryDto {
   @BoolField({
     optional: true,
     query: true,
-    description: 'Upload to your active dev-mode branch instead of the deploy branch',
+    description:
+      '`true`: your active dev-mode branch (400 `not_in_dev_mode` outside dev mode); `false`: the ' +
+      'deploy branch. Absent: your active dev-mode branch, else the deploy branch',
   })
   live?: boolean;
 
-  @BranchNameField({ optional: true, description: 'Default: the deploy branch (or see live)' })
+  @BranchNameField({
+    optional: true,
+    description:
+      'The branch. Default: see `live`. On `upload/finish` it must be the branch the upload was opened for',
+  })
   branchName?: string;
 
   @BoolField({
@@ -105,6 +111,17 @@ export class UploadQueryDto {
     description: 'Paths are relative to the deployment’s project root (default true)',
   })
   useDeployProjectRoot?: boolean;
+}
+
+/** The body of `POST .../upload/start`: empty, or the branch as the reference command-line tool names it. */
+export class UploadStartBodyDto {
+  @BranchNameField({
+    optional: true,
+    description:
+      'The branch, where the reference command-line tool sends it (`cube deploy --branch`): the same as ' +
+      'the query parameter `branchName`. Both given and different: 400 `validation_failed`',
+  })
+  branchName?: string;
 }
 
 export class UploadTransactionDto {
@@ -140,6 +157,14 @@ export class UploadFinishDto {
   awaitGitOperations?: boolean;
 
   @StringField({ optional: true, nullable: true, maxLength: 10_000 }) commitMessage?: string | null;
+
+  @BranchNameField({
+    optional: true,
+    description:
+      'Sent by the reference command-line tool (`cube deploy --branch`): the same as the query parameter ' +
+      '`branchName`, the branch the upload was opened for. Both given and different: 400 `validation_failed`',
+  })
+  branchName?: string;
 }
 
 export class UploadFinishResponseDto {
@@ -363,6 +388,15 @@ export class ConnectGitHubDto {
 
   @BranchNameField({ optional: true, isNew: true, description: 'Default: the repository’s default branch' })
   deployBranchName?: string;
+
+  @BranchNameField({
+    optional: true,
+    isNew: true,
+    description:
+      'The same as `deployBranchName`, as the reference command-line tool sends it (`cube github connect ' +
+      '--branch`). Both given and different: 400 `validation_failed`',
+  })
+  branch?: string;
 
   @StringField({ optional: true, maxLength: 1024, example: '/', description: 'Default: /' })
   deployProjectRoot?: string;

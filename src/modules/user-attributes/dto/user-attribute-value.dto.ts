@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsInt, Max, Min, ValidateBy } from 'class-validator';
+import { Allow, IsInt, Max, Min } from 'class-validator';
 import { ATTRIBUTE_TYPES, type AttributeType, type AttributeValue } from '../attribute-types.js';
 
 const MAX_ID = 2_147_483_647;
@@ -41,20 +41,16 @@ export class UserAttributeValueInputDto {
 
   @IdRefField('The attribute') userAttributeId: number;
 
-  @ApiProperty({
+  @ApiPropertyOptional({
     ...VALUE_SCHEMA,
     description:
       'A value of the attribute’s type: string (at most 1000 characters), number, boolean, or an ' +
-      'array of at most 100 strings or numbers. Required; null removes the user’s value.',
+      'array of at most 100 strings or numbers. `null` removes the user’s own value (the default, if ' +
+      'any, applies); so does leaving it out, as the reference command-line tool does ' +
+      '(`cube attributes values set` sends only the two ids).',
   })
-  @ValidateBy({
-    name: 'isPresent',
-    validator: {
-      validate: (value) => value !== undefined,
-      defaultMessage: () => 'value is required (null removes the user’s value)',
-    },
-  })
-  value: AttributeValue | null;
+  @Allow()
+  value?: AttributeValue | null;
 }
 
 export class UserAttributeValueDto {
