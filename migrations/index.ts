@@ -25,6 +25,7 @@ import { EnvironmentsAndTokens1765100000000 } from './1765100000000-Environments
 import { RuntimeRollouts1765200000000 } from './1765200000000-RuntimeRollouts.js';
 import { DashboardExports1765300000000 } from './1765300000000-DashboardExports.js';
 import { EmbedDashboardComments1765300000001 } from './1765300000001-EmbedDashboardComments.js';
+import { IdempotencyKeys1765400000000 } from './1765400000000-IdempotencyKeys.js';
 
 /** Every migration, in order. Listed explicitly: ESM builds cannot rely on globbing. */
 export const MIGRATIONS = [
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   RuntimeRollouts1765200000000,
   DashboardExports1765300000000,
   EmbedDashboardComments1765300000001,
+  IdempotencyKeys1765400000000,
 ];

@@ -6,6 +6,7 @@ import { ConfigModule } from './core/config/config.module.js';
 import { DatabaseModule } from './core/database/database.module.js';
 import { HealthModule } from './core/health/health.module.js';
 import { HttpCoreModule } from './core/http/http-core.module.js';
+import { IdempotencyModule } from './core/http/idempotency/idempotency.module.js';
 import { InstallationModule } from './core/installation/installation.module.js';
 import { TenancyModule } from './core/tenancy/tenancy.module.js';
 import { LoggingModule } from './core/logging/logging.module.js';
@@ -48,6 +49,7 @@ export class AppModule {
         AuthModule,
         AuditModule,
         HttpCoreModule,
+        IdempotencyModule,
         HealthModule,
         // First of the domain modules: Express tries routes in the order they were registered,
         // and the report routes are the ones the spreadsheet add-ins call all day.

@@ -9,3 +9,4 @@ import './cors.e2e-part.js';
 import './openapi.e2e-part.js';
 import './openapi-examples.e2e-part.js';
 import './hostile-input.e2e-part.js';
+import './idempotency.e2e-part.js';

@@ -15,6 +15,9 @@ import { Audited, isAudited, isMutating } from '../../src/core/audit/audited.dec
 import { AuditInterceptor } from '../../src/core/audit/audit.interceptor.js';
 import { AuditModule } from '../../src/core/audit/audit.module.js';
 import { AuditService } from '../../src/core/audit/audit.service.js';
+import { IdempotencyInterceptor } from '../../src/core/http/idempotency/idempotency.interceptor.js';
+import { IdempotencyPrune } from '../../src/core/http/idempotency/idempotency-prune.job.js';
+import { IdempotencyRepository } from '../../src/core/http/idempotency/idempotency.repository.js';
 import { INTERCEPTORS_METADATA } from '@nestjs/common/constants.js';
 import { AppConfig } from '../../src/core/config/app-config.js';
 import {
@@ -132,7 +135,7 @@ describe('@Audited()', () => {
     read(): void {}
   }
 
-  it('marks a handler and puts the audit interceptor first, wherever it stands', () => {
+  it('marks a handler and puts the idempotency, then the audit interceptor first, wherever it stands', () => {
     const proto = Routes.prototype as unknown as Record<string, object>;
     expect(isAudited(proto.created)).toBe(true);
     expect(isAudited(proto.unaudited)).toBe(false);
@@ -150,7 +153,7 @@ describe('@Audited()', () => {
       INTERCEPTORS_METADATA,
       (Stacked.prototype as unknown as Record<string, object>).above,
     ) as unknown[];
-    expect(interceptors).toEqual([AuditInterceptor, Other]);
+    expect(interceptors).toEqual([IdempotencyInterceptor, AuditInterceptor, Other]);
   });
 
   it('keeps an application with an unaudited mutating route from starting', async () => {
@@ -167,7 +170,11 @@ describe('@Audited()', () => {
     @Module({
       imports: [DiscoveryModule],
       controllers: [Unaudited, ProtocolController],
-      providers: [{ provide: AuditService, useValue: {} }],
+      providers: [
+        { provide: AuditService, useValue: {} },
+        { provide: IdempotencyRepository, useValue: {} },
+        { provide: IdempotencyPrune, useValue: {} },
+      ],
     })
     class Forgetful {}
     const module = await Test.createTestingModule({ imports: [Forgetful] }).compile();

@@ -1,6 +1,7 @@
 import { RequestMethod } from '@nestjs/common';
 import { INTERCEPTORS_METADATA, METHOD_METADATA } from '@nestjs/common/constants.js';
 import { AuditInterceptor } from './audit.interceptor.js';
+import { IdempotencyInterceptor } from '../http/idempotency/idempotency.interceptor.js';
 
 const AUDITED = Symbol('audited');
 
@@ -18,12 +19,20 @@ export const MUTATING_METHODS: ReadonlySet<RequestMethod> = new Set([
  * none), outermost of its interceptors wherever the decorator stands, so it sees what the client
  * is sent. Every handler of a mutating route carries it: `AuditModule` refuses to start otherwise.
  * Failures, the guard's refusals included, are recorded by the exception filter.
+ *
+ * Outside it, the `Idempotency-Key` interceptor (core/http/idempotency), which acts on POST only:
+ * a replayed answer runs neither the handler nor the audit interceptor, so a retry is not
+ * recorded as a second create.
  */
 export function Audited(): MethodDecorator {
   return (_target, _key, descriptor) => {
     const handler = descriptor.value as object;
     const others = (Reflect.getMetadata(INTERCEPTORS_METADATA, handler) as unknown[] | undefined) ?? [];
-    Reflect.defineMetadata(INTERCEPTORS_METADATA, [AuditInterceptor, ...others], handler);
+    Reflect.defineMetadata(
+      INTERCEPTORS_METADATA,
+      [IdempotencyInterceptor, AuditInterceptor, ...others],
+      handler,
+    );
     Reflect.defineMetadata(AUDITED, true, handler);
     return descriptor;
   };

@@ -56,6 +56,22 @@ export const ERROR_CODES = {
   },
   service_unavailable: { status: 503, meaning: 'A dependency is unavailable; retry shortly.' },
 
+  // Idempotent retries (`Idempotency-Key` on POST), any route.
+  invalid_idempotency_key: {
+    status: 400,
+    meaning: '`Idempotency-Key` is not 1 to 255 printable ASCII characters.',
+  },
+  idempotency_key_in_progress: {
+    status: 409,
+    meaning:
+      'A request with this `Idempotency-Key` is still being processed; retry after `Retry-After` to get its answer.',
+  },
+  idempotency_key_reused: {
+    status: 422,
+    meaning:
+      'This `Idempotency-Key` was used for another request (another method, path, caller or body); use a new key.',
+  },
+
   // Missing resources: one code per kind, on every route.
   account_not_found: { status: 404, meaning: 'No such account (command line only).' },
   api_key_not_found: { status: 404, meaning: 'No such active API key of the caller.' },

@@ -2,13 +2,14 @@ import cors from 'cors';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { HttpConfig } from '../config/app-config.js';
 
-/** Request headers a browser may send: the token, JSON bodies, request ids and SCIM preconditions. */
+/** Request headers a browser may send: the token, JSON bodies, request ids, preconditions and retry keys. */
 export const CORS_ALLOWED_HEADERS = [
   'Authorization',
   'Content-Type',
   'X-Request-Id',
   'If-Match',
   'If-None-Match',
+  'Idempotency-Key',
 ];
 /** Response headers a browser script may read besides the CORS-safelisted ones. */
 export const CORS_EXPOSED_HEADERS = [
@@ -18,6 +19,7 @@ export const CORS_EXPOSED_HEADERS = [
   'RateLimit-Policy',
   'ETag',
   'Location',
+  'Idempotent-Replayed',
 ];
 export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 /** Seconds a browser may cache a preflight answer (Chromium caps it at 7200). */

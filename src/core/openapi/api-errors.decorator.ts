@@ -100,7 +100,8 @@ export function documentErrorResponses(
   }
 }
 
-function errorResponse(status: number, codes: readonly ErrorCode[], errorRef: string) {
+/** One error response of {@link documentErrorResponses}: the codes of a status, with an example each. */
+export function errorResponse(status: number, codes: readonly ErrorCode[], errorRef: string) {
   const description = codes.map((c) => `\`${c}\`: ${ERROR_CODES[c].meaning}`).join('\n\n');
   const examples = Object.fromEntries(
     codes.map((code) => [

@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { accessRulesByOperation, documentErrorResponses } from './api-errors.decorator.js';
 import { API_TAGS } from './openapi-tags.js';
+import { documentIdempotency } from '../http/idempotency/idempotency.openapi.js';
 
 export const API_VERSION = '1.0.0';
 
@@ -58,6 +59,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     operationIdFactory: (_controller, method) => method,
   });
   documentErrorResponses(document, accessRulesByOperation(app));
+  documentIdempotency(document);
   return sortKeys(unwrapSingleAllOf(document)) as OpenAPIObject;
 }
 
