@@ -87,6 +87,13 @@ describe('Idempotency-Key on POST', () => {
     expect(quoted.headers['idempotent-replayed']).toBe('true');
     expect(quoted.body).toEqual(first.body);
     expect(await groupsNamed(name)).toBe(1);
+
+    // Kept sealed: an answer may hold a secret shown once (a new API key's token).
+    const [kept] = await t.sql<{ response_body: string }>(
+      `SELECT response_body FROM idempotency_keys WHERE key = $1`,
+      [key],
+    );
+    expect(kept.response_body).not.toContain(name);
   });
 
   it('records the request that acted in the audit log, and no replay', async () => {

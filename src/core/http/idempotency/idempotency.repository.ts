@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { SecretBoxService } from '../../crypto/secret-box.service.js';
 import { Database } from '../../database/database.js';
 
 /** An answer as kept: replayed to every repeat of its request. */
@@ -36,6 +37,9 @@ export interface HeldKey {
   claim: string;
 }
 
+/** What a kept body is sealed to: its account and key, so a body cannot be replayed under another. */
+const sealContext = (accountId: number, key: string) => `idempotency:${accountId}:${key}`;
+
 /** Keys deleted per statement by {@link IdempotencyRepository.prune}. */
 const PRUNE_BATCH = 1_000;
 
@@ -46,7 +50,10 @@ const PRUNE_BATCH = 1_000;
  */
 @Injectable()
 export class IdempotencyRepository {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly box: SecretBoxService,
+  ) {}
 
   /**
    * Claims `key` for a request, or says who has it. One statement claims it: a new key is
@@ -87,7 +94,17 @@ export class IdempotencyRepository {
       if (!row) continue;
       if (row.fingerprint !== fingerprint) return { kind: 'reused' };
       if (row.state === 'completed' && row.status !== null)
-        return { kind: 'replay', answer: { status: row.status, headers: row.headers ?? {}, body: row.body } };
+        return {
+          kind: 'replay',
+          answer: {
+            status: row.status,
+            headers: row.headers ?? {},
+            body:
+              row.body === null
+                ? null
+                : this.box.open(row.body, sealContext(accountId, key)).toString('utf8'),
+          },
+        };
       return { kind: 'in_progress' };
     }
     return { kind: 'in_progress' };
@@ -100,7 +117,13 @@ export class IdempotencyRepository {
          response_headers = :headers::jsonb, response_body = :body, lease_until = NULL
        WHERE account_id = :accountId AND key = :key AND claim = :claim AND state = 'in_progress'
        RETURNING 1`,
-      { ...held, status: answer.status, headers: JSON.stringify(answer.headers), body: answer.body },
+      {
+        ...held,
+        status: answer.status,
+        headers: JSON.stringify(answer.headers),
+        // Sealed: a create's answer may hold a secret shown once (a new API key's token).
+        body: answer.body === null ? null : this.box.seal(answer.body, sealContext(held.accountId, held.key)),
+      },
     );
     return rows.length > 0;
   }
