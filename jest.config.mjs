@@ -18,9 +18,11 @@ const swc = [
 
 const common = {
   transform: { '^.+\\.(t|j|mj)s$': swc },
-  // ESM-only packages: @kubernetes/client-node and the OIDC libraries it loads.
+  // ESM-only packages: @kubernetes/client-node and the OIDC libraries it loads, and the cookie
+  // package light-my-request keeps in its own node_modules (Node loads it with require(esm); Jest
+  // cannot): the lookbehind lets that nested folder through.
   transformIgnorePatterns: [
-    '/node_modules/(?!(@nestjs|jose|@kubernetes/client-node|openid-client|oauth4webapi)/)',
+    '/node_modules/(?!(@nestjs|jose|@kubernetes/client-node|openid-client|oauth4webapi|light-my-request/node_modules/cookie)/)(?<!light-my-request/node_modules/)',
   ],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],

@@ -26,6 +26,8 @@ import { RuntimeRollouts1765200000000 } from './1765200000000-RuntimeRollouts.js
 import { DashboardExports1765300000000 } from './1765300000000-DashboardExports.js';
 import { EmbedDashboardComments1765300000001 } from './1765300000001-EmbedDashboardComments.js';
 import { IdempotencyKeys1765400000000 } from './1765400000000-IdempotencyKeys.js';
+import { Webhooks1765400000001 } from './1765400000001-Webhooks.js';
+import { NotificationOperations1765400000002 } from './1765400000002-NotificationOperations.js';
 
 /** Every migration, in order. Listed explicitly: ESM builds cannot rely on globbing. */
 export const MIGRATIONS = [
@@ -57,4 +59,6 @@ export const MIGRATIONS = [
   DashboardExports1765300000000,
   EmbedDashboardComments1765300000001,
   IdempotencyKeys1765400000000,
+  Webhooks1765400000001,
+  NotificationOperations1765400000002,
 ];

@@ -7,6 +7,7 @@ import { DatabaseModule } from './core/database/database.module.js';
 import { HealthModule } from './core/health/health.module.js';
 import { HttpCoreModule } from './core/http/http-core.module.js';
 import { IdempotencyModule } from './core/http/idempotency/idempotency.module.js';
+import { ConditionalRequestsModule } from './core/http/conditional/conditional-requests.module.js';
 import { InstallationModule } from './core/installation/installation.module.js';
 import { TenancyModule } from './core/tenancy/tenancy.module.js';
 import { LoggingModule } from './core/logging/logging.module.js';
@@ -31,6 +32,7 @@ import { PythonRunsModule } from './modules/python-runs/python-runs.module.js';
 import { EmbedCommentsModule } from './modules/embed-comments/embed-comments.module.js';
 import { NotificationsModule } from './modules/notifications/notifications.module.js';
 import { DashboardExportsModule } from './modules/dashboard-exports/dashboard-exports.module.js';
+import { WebhooksModule } from './modules/webhooks/webhooks.module.js';
 
 /** The core plus every domain module. The API, the worker and the CLI all start from this. */
 @Module({})
@@ -50,6 +52,7 @@ export class AppModule {
         AuditModule,
         HttpCoreModule,
         IdempotencyModule,
+        ConditionalRequestsModule,
         HealthModule,
         // First of the domain modules: Express tries routes in the order they were registered,
         // and the report routes are the ones the spreadsheet add-ins call all day.
@@ -72,6 +75,7 @@ export class AppModule {
         EmbedCommentsModule,
         NotificationsModule,
         DashboardExportsModule,
+        WebhooksModule,
       ],
     };
   }

@@ -11,3 +11,4 @@ import './reports.e2e-part.js';
 import './placements.e2e-part.js';
 import './report-count.e2e-part.js';
 import './vocabulary.e2e-part.js';
+import './content-events.e2e-part.js';

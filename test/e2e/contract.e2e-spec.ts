@@ -10,3 +10,4 @@ import './openapi.e2e-part.js';
 import './openapi-examples.e2e-part.js';
 import './hostile-input.e2e-part.js';
 import './idempotency.e2e-part.js';
+import './conditional-requests.e2e-part.js';

@@ -187,6 +187,7 @@ describe('scheduled notifications: routes and schedules', () => {
         humanReadableSchedule: 'At 09:00 (Europe/Berlin)',
         isEnabled: true,
         notificationEnabled: true,
+        pausedAt: null,
         notificationFormat: 'pdf',
         notificationAiSummary: false,
         filters: null,

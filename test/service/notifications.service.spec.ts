@@ -9,22 +9,18 @@ import type {
   NotificationDeliveryDto,
   NotificationRecipientInputDto,
 } from '../../src/modules/notifications/dto/recipient.dto.js';
-import { NotificationDeliverJob } from '../../src/modules/notifications/notification-deliver.job.js';
-import {
-  NOTIFICATION_DELIVER_JOB,
-  NOTIFICATION_RUN_JOB,
-  type NotificationDeliverPayload,
-} from '../../src/modules/notifications/notification-jobs.js';
+import { UsersService } from '../../src/modules/users/users.service.js';
+import { NOTIFICATION_RUN_JOB } from '../../src/modules/notifications/notification-jobs.js';
+import { NotificationOperationsService } from '../../src/modules/notifications/notification-operations.service.js';
 import { NotificationRecipientsService } from '../../src/modules/notifications/notification-recipients.service.js';
-import { NotificationRunJob } from '../../src/modules/notifications/notification-run.job.js';
 import { NotificationsService } from '../../src/modules/notifications/notifications.service.js';
 import { ReportsService } from '../../src/modules/reports/reports.service.js';
 import { DashboardsService } from '../../src/modules/workspace/dashboards.service.js';
 import type { Actor } from '../support/app.js';
 import { startDataApiFake, type DataApiFake } from '../support/data-api-fake.js';
-import { TestJobs } from '../support/job-context.js';
 import { readPdf } from '../support/pdf.js';
 import { expectApiError, startServiceApp, type ServiceApp } from '../support/service.js';
+import { NotificationJobs } from '../support/notification-jobs.js';
 import { startSmtpSink, type SinkMessage, type SmtpSink } from '../support/smtp-sink.js';
 
 /**
@@ -63,13 +59,10 @@ function notificationHarness(get: () => ServiceApp) {
     if (!p) principals.set(actor.email, (p = await get().make.principal(actor)));
     return p;
   };
-  /** `notification.deliver` jobs are run in the order they were recorded; this is the last one run. */
-  let lastDeliverJob = '0';
-  const jobs = () => new TestJobs(get().app);
-  const deliver = (deliveryId: string) =>
-    jobs().plain(NOTIFICATION_DELIVER_JOB, { deliveryId }, (payload, ctx) =>
-      get().app.get(NotificationDeliverJob).deliver(payload, ctx),
-    );
+  const runner = new NotificationJobs(
+    () => get().app,
+    (text, params) => get().sql(text, params),
+  );
 
   const h = {
     principal,
@@ -126,24 +119,10 @@ function notificationHarness(get: () => ServiceApp) {
       expect(queued).toBeDefined();
       return h.runJob(queued.id);
     },
-    runJob(runId: string) {
-      return jobs().attempt(NOTIFICATION_RUN_JOB, runId, (payload, ctx) =>
-        get().app.get(NotificationRunJob).run(payload, ctx),
-      );
-    },
+    runJob: (runId: string) => runner.runJob(runId),
     /** Runs every `notification.deliver` job recorded since the last call, each until it ends. */
-    async deliverQueued() {
-      const recorded = await get().sql<{ id: string; payload: NotificationDeliverPayload }>(
-        `SELECT id, payload FROM job_outbox WHERE name = 'notification.deliver' AND id > $1 ORDER BY id`,
-        [lastDeliverJob],
-      );
-      for (const job of recorded) {
-        lastDeliverJob = job.id;
-        await deliver(job.payload.deliveryId);
-      }
-      return recorded.length;
-    },
-    deliver,
+    deliverQueued: () => runner.deliverQueued(),
+    deliver: (deliveryId: string) => runner.deliver(deliveryId),
     /** Fires the schedule at `at`, runs the run it queued, then the deliveries that run queued. */
     async fire(id: number, at: string) {
       await h.fireAt(id, at);
@@ -152,10 +131,23 @@ function notificationHarness(get: () => ServiceApp) {
       return attempt;
     },
     runsOf: (id: number) =>
-      get().sql<{ id: string; status: string; error: string | null }>(
-        `SELECT id, status, error FROM notification_runs WHERE notification_id = $1`,
+      get().sql<{ id: string; status: string; error: string | null; trigger: string }>(
+        `SELECT id, status, error, trigger FROM notification_runs WHERE notification_id = $1 ORDER BY id`,
         [id],
       ),
+    /** Run now, resend, pause and resume, as the admin `actor`. */
+    async ops(actor: Actor) {
+      const me = await principal(actor);
+      const ops = get().app.get(NotificationOperationsService);
+      return {
+        runNow: (dep: number, id: number) => ops.runNow(me, dep, id),
+        resend: (dep: number, id: number, deliveryId: string) => ops.resend(me, dep, id, deliveryId),
+        pause: (dep: number, id: number) => ops.pause(me, dep, id),
+        resume: (dep: number, id: number) => ops.resume(me, dep, id),
+      };
+    },
+    scheduleOf: async (id: number) =>
+      (await get().app.get(JobSchedules).listByOwner(`notification:${id}`))[0],
     jobOf: async (id: number) =>
       (
         await get().sql<{ status: string; error: string | null }>(
@@ -273,8 +265,10 @@ describe('notification runs and deliveries', () => {
       sink.rejectPermanently(gone.email);
       const { outcome } = await h.fire(n.id, '2027-06-01T09:00:00Z');
       expect(outcome).toEqual({ status: 'succeeded' });
+      // The last delivery to end ended the run, which queued the owner's notice of the refusal.
+      expect(await h.deliverQueued()).toBe(1);
       const items = await deliveries(n.id);
-      expect(items).toHaveLength(5);
+      expect(items).toHaveLength(6);
       expect(settledAll(items)).toBe(true);
     });
 
@@ -333,11 +327,12 @@ describe('notification runs and deliveries', () => {
         { member: 'Orders.status', operator: 'notEquals', values: ['cancelled'] },
       ]);
       expect(query.timeDimensions).toEqual([{ dimension: 'Orders.created_at', granularity: 'week' }]);
-      // One rendering per security context, kept for retries.
+      // One rendering per security context, kept for retries (and the owner's notice of the refusal).
       const [run] = await h.runsOf(n.id);
-      const renders = await s.sql(`SELECT context_hash FROM notification_renders WHERE run_id = $1`, [
-        run.id,
-      ]);
+      const renders = await s.sql(
+        `SELECT context_hash FROM notification_renders WHERE run_id = $1 AND context_hash <> 'owner-notice'`,
+        [run.id],
+      );
       expect(renders).toHaveLength(2);
     });
 
@@ -364,6 +359,7 @@ describe('notification runs and deliveries', () => {
         messageId: expect.any(String),
         aiSummary: 'not_produced',
         sentAt: expect.any(String),
+        resends: [],
         createdAt: expect.any(String),
       });
       expect(by('carol@retail.test')).toMatchObject({
@@ -375,8 +371,28 @@ describe('notification runs and deliveries', () => {
       const page = await h.deliveries(s.admin, dep, n.id, { first: 2 });
       expect(page.items).toHaveLength(2);
       const next = await h.deliveries(s.admin, dep, n.id, { first: 10, after: page.pageInfo.endCursor! });
-      expect(next.items).toHaveLength(3);
-      expect((await h.runsOf(n.id)).map((r) => r.status)).toEqual(['delivering']);
+      expect(next.items).toHaveLength(4);
+      expect((await h.runsOf(n.id)).map((r) => r.status)).toEqual(['finished']);
+    });
+
+    it('tells the notification’s owner once which recipients the mail server refused, never mailing them', async () => {
+      const notices = sink.messagesTo(s.admin.email);
+      expect(notices).toHaveLength(1);
+      const [notice] = notices;
+      expect(notice.subject).toBe('Weekly sales: scheduled report not delivered');
+      expect(notice.text).toContain('did not reach 1 of its 5 recipients');
+      expect(notice.text).toContain(`- ${gone.email}: Refused (550)`);
+      expect(notice.text).toContain(`POST .../notifications/${n.id}/deliveries/{deliveryId}/resend`);
+      expect(notice.html).toContain(gone.email);
+      expect(notice.attachments).toEqual([]);
+      expect(sink.messagesTo(gone.email)).toEqual([]);
+      const owner = (await deliveries(n.id)).find((d) => d.recipientType === 'OWNER')!;
+      expect(owner).toMatchObject({ email: s.admin.email, userId: s.admin.userId, status: 'sent' });
+      const [run] = await h.runsOf(n.id);
+      expect(run.error).toBe(
+        `1 of 5 recipients were refused for good by the mail server; the notification’s owner (${s.admin.email}) ` +
+          'is told by email (the run’s OWNER delivery)',
+      );
     });
 
     it('a run executed again, or a delivery job run twice, mails nobody twice', async () => {
@@ -401,7 +417,7 @@ describe('notification runs and deliveries', () => {
         expect((await h.deliver(d.id)).status).toBe('succeeded');
       }
       expect(sink.messages.length).toBe(before);
-      expect(await deliveries(n.id)).toHaveLength(5);
+      expect(await deliveries(n.id)).toHaveLength(6);
       expect(await h.runsOf(n.id)).toHaveLength(1);
     });
 
@@ -438,7 +454,7 @@ describe('notification runs and deliveries', () => {
     await h.fire(empty.id, '2027-06-02T11:00:00Z');
     const runs = await h.runsOf(empty.id);
     expect(runs).toHaveLength(1);
-    expect(runs[0].status).toBe('delivering');
+    expect(runs[0].status).toBe('finished');
     expect(await deliveries(empty.id)).toEqual([]);
     expect(sink.messages.length).toBe(total);
   });
@@ -504,6 +520,17 @@ describe('notification runs and deliveries', () => {
       expect(run.error).toContain(`the notification’s owner (${owner()}) is told by email`);
       expect(outcome).toEqual({ status: 'failed', error: run.error });
       expect(await h.jobOf(n.id)).toEqual({ status: 'failed', error: run.error });
+      // Nothing was made to send them: a resend has nothing to send (run it again instead).
+      const unsent = items.find((d) => d.email === alice.email)!;
+      await expectApiError(
+        (await h.ops(s.admin)).resend(dep, n.id, unsent.id),
+        409,
+        'delivery_not_resendable',
+      );
+      expect((await deliveries(n.id)).find((d) => d.id === unsent.id)).toMatchObject({
+        status: 'failed',
+        resends: [],
+      });
     });
 
     it('mails the recipients whose reports were read, and not those under whose context every report failed', async () => {
@@ -537,9 +564,160 @@ describe('notification runs and deliveries', () => {
       expect(notices).toHaveLength(1);
       expect(notices[0].text).toContain('1 of its 2 recipients were not mailed');
       const [run] = await h.runsOf(n.id);
-      expect(run.status).toBe('delivering');
+      expect(run.status).toBe('finished');
       expect(run.error).toMatch(/^1 of 2 recipients were not mailed, every report having failed/);
       expect((await h.jobOf(n.id)).status).toBe('succeeded');
+    });
+  });
+
+  describe('operated by an admin: pause, resume, run now, resend', () => {
+    it('holds a scheduled run’s deliveries while paused, lets them go once on resume, and fires from the next occurrence', async () => {
+      const ops = await h.ops(s.admin);
+      const n = await create({ hour: 16 });
+      await addRecipients(n.id, [{ type: 'USER', userId: alice.userId }]);
+      await h.fireAt(n.id, '2027-06-05T16:00:00Z');
+      expect((await h.runQueued(n.id)).outcome).toEqual({ status: 'succeeded' });
+
+      const paused = await ops.pause(dep, n.id);
+      expect(paused).toMatchObject({ id: n.id, isEnabled: true, pausedAt: expect.any(String) });
+      expect((await ops.pause(dep, n.id)).pausedAt).toBe(paused.pausedAt);
+      expect((await h.scheduleOf(n.id)).enabled).toBe(false);
+      const toAlice = sink.messagesTo(alice.email).length;
+      expect(await h.deliverQueued()).toBe(1);
+      const [held] = await deliveries(n.id);
+      expect(held).toMatchObject({ status: 'held', attempts: 0 });
+      // Its job run again while paused: still held, nobody mailed, the run not ended.
+      expect((await h.deliver(held.id)).status).toBe('succeeded');
+      expect(await deliveries(n.id)).toEqual([expect.objectContaining({ id: held.id, status: 'held' })]);
+      expect(sink.messagesTo(alice.email)).toHaveLength(toAlice);
+      expect((await h.runsOf(n.id)).map((r) => r.status)).toEqual(['delivering']);
+
+      const before = Date.now();
+      const resumed = await ops.resume(dep, n.id);
+      expect(resumed).toMatchObject({ pausedAt: null, isEnabled: true });
+      expect((await ops.resume(dep, n.id)).pausedAt).toBeNull();
+      // From the next 16:00 after now: the occurrences missed while paused are not made up.
+      const schedule = await h.scheduleOf(n.id);
+      expect(schedule.enabled).toBe(true);
+      expect(Date.parse(schedule.nextRunAt)).toBeGreaterThan(before);
+      expect(Date.parse(schedule.nextRunAt)).toBeLessThanOrEqual(before + 24 * 3600_000);
+      expect(new Date(schedule.nextRunAt).getUTCHours()).toBe(16);
+      // The held delivery was queued again (once, however often resume is asked): mailed once.
+      expect(await h.deliverQueued()).toBe(1);
+      expect(sink.messagesTo(alice.email)).toHaveLength(toAlice + 1);
+      expect(await deliveries(n.id)).toEqual([expect.objectContaining({ status: 'sent', attempts: 1 })]);
+      expect((await h.runsOf(n.id)).map((r) => r.status)).toEqual(['finished']);
+    });
+
+    it('runs a paused notification now, without holding its deliveries or moving its schedule; one run now at a time', async () => {
+      const ops = await h.ops(s.admin);
+      const n = await create({ hour: 17 });
+      await addRecipients(n.id, [{ type: 'USER', userId: bob.userId }]);
+      await ops.pause(dep, n.id);
+      const schedule = await h.scheduleOf(n.id);
+      const run = await ops.runNow(dep, n.id);
+      expect(run).toEqual({
+        id: expect.any(String),
+        notificationId: n.id,
+        scheduledFor: expect.any(String),
+        trigger: 'manual',
+        status: 'queued',
+        error: null,
+        jobRunId: expect.any(String),
+        requestedBy: s.admin.userId,
+        createdAt: expect.any(String),
+        finishedAt: null,
+      });
+      await expectApiError(ops.runNow(dep, n.id), 409, 'notification_run_in_progress');
+      const toBob = sink.messagesTo(bob.email).length;
+      expect((await h.runJob(run.jobRunId!)).outcome).toEqual({ status: 'succeeded' });
+      expect(await h.deliverQueued()).toBe(1);
+      expect(sink.messagesTo(bob.email)).toHaveLength(toBob + 1);
+      const [delivery] = await deliveries(n.id);
+      expect(delivery).toMatchObject({ runId: run.id, status: 'sent', scheduledFor: run.scheduledFor });
+      expect(await h.runsOf(n.id)).toEqual([
+        expect.objectContaining({ trigger: 'manual', status: 'finished' }),
+      ]);
+      const after = await h.scheduleOf(n.id);
+      expect({ enabled: after.enabled, nextRunAt: after.nextRunAt }).toEqual({
+        enabled: false,
+        nextRunAt: schedule.nextRunAt,
+      });
+      // Once its job has ended, another run now is taken.
+      const again = await ops.runNow(dep, n.id);
+      expect(again.id).not.toBe(run.id);
+      await ops.resume(dep, n.id);
+    });
+
+    it('resends a failed delivery once, to the user’s address now; refuses what is not failed, or a deactivated user', async () => {
+      const ops = await h.ops(s.admin);
+      const moved = await s.make.user({ email: 'moved@acme.test' });
+      const leaver = await s.make.user({ email: 'leaver@acme.test' });
+      const n = await create({ hour: 18 });
+      await addRecipients(n.id, [
+        { type: 'USER', userId: moved.userId },
+        { type: 'USER', userId: leaver.userId },
+        { type: 'USER', userId: bob.userId },
+      ]);
+      sink.rejectPermanently(moved.email);
+      sink.rejectPermanently(leaver.email);
+      const toBob = sink.messagesTo(bob.email).length;
+      const toOwner = sink.messagesTo(s.admin.email).length;
+      await h.fire(n.id, '2027-06-06T18:00:00Z');
+      expect(await h.deliverQueued()).toBe(1);
+      const failed = (await deliveries(n.id)).find((d) => d.email === moved.email)!;
+      expect(failed).toMatchObject({
+        status: 'failed',
+        attempts: 1,
+        lastError: expect.stringMatching(/550/),
+      });
+      expect(sink.messagesTo(s.admin.email)).toHaveLength(toOwner + 1);
+
+      // The user's address changes (SCIM changes a console user's email; this is the row it leaves).
+      await s.sql(`UPDATE users SET email = $1 WHERE id = $2`, ['moved@new.test', moved.userId]);
+      const resent = await ops.resend(dep, n.id, failed.id);
+      expect(resent).toMatchObject({
+        id: failed.id,
+        status: 'queued',
+        email: 'moved@new.test',
+        attempts: 1,
+        lastError: null,
+        resends: [
+          {
+            at: expect.any(String),
+            byUserId: s.admin.userId,
+            email: moved.email,
+            error: expect.stringMatching(/^Refused \(550\)/),
+          },
+        ],
+      });
+      await expectApiError(ops.resend(dep, n.id, failed.id), 409, 'delivery_not_failed');
+      expect(await h.deliverQueued()).toBe(1);
+      expect(sink.messagesTo('moved@new.test')).toHaveLength(1);
+      expect(sink.attempts(moved.email)).toBe(1);
+      expect(sink.messagesTo(bob.email)).toHaveLength(toBob + 1);
+      expect(sink.messagesTo(s.admin.email)).toHaveLength(toOwner + 1);
+      expect((await deliveries(n.id)).find((d) => d.id === failed.id)).toMatchObject({
+        status: 'sent',
+        attempts: 2,
+        email: 'moved@new.test',
+      });
+      await expectApiError(ops.resend(dep, n.id, failed.id), 409, 'delivery_not_failed');
+
+      // A deactivated user is not mailed, and a delivery of another notification is not this one's.
+      await s.app
+        .get(UsersService)
+        .update(await h.principal(s.admin), leaver.userId, { isDeactivated: true });
+      const gone = (await deliveries(n.id)).find((d) => d.email === leaver.email)!;
+      await expectApiError(ops.resend(dep, n.id, gone.id), 409, 'delivery_not_resendable');
+      const other = await create({ hour: 19 });
+      await expectApiError(ops.resend(dep, other.id, failed.id), 404, 'notification_delivery_not_found');
+      expect((await deliveries(n.id)).find((d) => d.id === gone.id)).toMatchObject({
+        status: 'failed',
+        resends: [],
+      });
+      sink.accept(moved.email);
+      sink.accept(leaver.email);
     });
   });
 });
@@ -739,7 +917,7 @@ describe('notifications within bounds', () => {
     expect(sink.messagesTo(skipped[0].email)).toEqual([]);
     const [run] = await h.runsOf(flood.n.id);
     expect({ status: run.status, error: run.error }).toEqual({
-      status: 'delivering',
+      status: 'finished',
       error: '1 of 4 deliveries not sent: the account’s hourly delivery limit (3) was reached',
     });
 
@@ -749,6 +927,36 @@ describe('notifications within bounds', () => {
     const delivered = await settled(umbrella, fair.n.id, fair.at.dep, MAX_PER_HOUR);
     expect(delivered.map((d) => d.status)).toEqual(Array(MAX_PER_HOUR).fill('sent'));
     for (const address of fair.addresses) expect(sink.messagesTo(address)).toHaveLength(1);
+  });
+
+  it('counts a resend against the hourly limit: past it, the resend is refused and changes nothing', async () => {
+    const account = await s.make.account('resender');
+    const at = await publishedDashboard(account);
+    const n = await create({}, account, at);
+    await h.addRecipients(account, at.dep, n.id, [
+      embed('kept@resender.test'),
+      embed('bounced@resender.test'),
+    ]);
+    sink.rejectPermanently('bounced@resender.test');
+    await h.fire(n.id, '2027-06-01T09:00:00Z');
+    // The owner's notice of the refusal is the hour's third delivery: the limit.
+    expect(await h.deliverQueued()).toBe(1);
+    expect(sink.messagesTo(account.email)).toHaveLength(1);
+    sink.accept('bounced@resender.test');
+    const bounced = (await h.deliveries(account, at.dep, n.id)).items.find(
+      (d) => d.email === 'bounced@resender.test',
+    )!;
+    expect(bounced.status).toBe('failed');
+    await expectApiError(
+      (await h.ops(account)).resend(at.dep, n.id, bounced.id),
+      409,
+      'notification_delivery_limit_reached',
+    );
+    expect((await h.deliveries(account, at.dep, n.id)).items.find((d) => d.id === bounced.id)).toMatchObject({
+      status: 'failed',
+      resends: [],
+    });
+    expect(await h.deliverQueued()).toBe(0);
   });
 
   it('without a data API, mails the recipients nothing, says which setting is missing, and tells the owner', async () => {

@@ -103,6 +103,7 @@ const SEALED: Record<string, string> = {
   'src/modules/deployments/env-vars.service.ts': 'environment variable values',
   'src/modules/data-api-tokens/data-api-tokens.service.ts': 'issued data API tokens',
   'src/core/http/idempotency/idempotency.repository.ts': 'answers kept for Idempotency-Key retries',
+  'src/modules/webhooks/webhook-secrets.ts': 'webhook signing secrets',
 };
 
 describe('the secrets docs/configuration.md says are sealed', () => {

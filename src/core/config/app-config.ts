@@ -217,6 +217,20 @@ export interface DashboardExportsConfig {
   ttlSeconds: number;
 }
 
+/** Signed outbound webhooks (src/modules/webhooks). */
+export interface WebhooksConfig {
+  /** Most endpoints of one account (WEBHOOK_MAX_ENDPOINTS). */
+  maxEndpoints: number;
+  /** How long one POST may take, answer included, ms (WEBHOOK_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** How long after its first attempt a failing delivery is retried, hours (WEBHOOK_RETRY_HOURS; 0: never). */
+  retryHours: number;
+  /** Deliveries failed for good in a row after which an endpoint is disabled (WEBHOOK_DISABLE_AFTER_FAILURES). */
+  disableAfterFailures: number;
+  /** Days events and their deliveries are kept (WEBHOOK_RETENTION_DAYS). */
+  retentionDays: number;
+}
+
 /** How this service queries deployments' Core Data APIs (src/modules/data-api-client). */
 export interface DataApiConfig {
   /**
@@ -378,6 +392,7 @@ export class AppConfig {
   readonly dataApi: DataApiConfig;
   readonly notifications: NotificationsConfig;
   readonly dashboardExports: DashboardExportsConfig;
+  readonly webhooks: WebhooksConfig;
   readonly pythonRuns: PythonRunsConfig;
   readonly sandbox: SandboxConfig;
 
@@ -547,6 +562,13 @@ export class AppConfig {
     this.dashboardExports = {
       maxInFlight: env.DASHBOARD_EXPORT_MAX_IN_FLIGHT ?? 3,
       ttlSeconds: env.DASHBOARD_EXPORT_TTL_SECONDS ?? 300,
+    };
+    this.webhooks = {
+      maxEndpoints: env.WEBHOOK_MAX_ENDPOINTS ?? 20,
+      timeoutMs: env.WEBHOOK_TIMEOUT_MS ?? 10_000,
+      retryHours: env.WEBHOOK_RETRY_HOURS ?? 24,
+      disableAfterFailures: env.WEBHOOK_DISABLE_AFTER_FAILURES ?? 10,
+      retentionDays: env.WEBHOOK_RETENTION_DAYS ?? 30,
     };
     this.pythonRuns = {
       poolSize: env.PYTHON_POOL_SIZE ?? (this.env === 'production' ? 2 : 0),

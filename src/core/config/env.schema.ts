@@ -276,6 +276,12 @@ export class EnvSchema {
   /** Dashboard exports (src/modules/dashboard-exports): exports in flight per account, how long a file is kept. */
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(1000) DASHBOARD_EXPORT_MAX_IN_FLIGHT?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(60) @Max(86400) DASHBOARD_EXPORT_TTL_SECONDS?: number;
+  /** Outbound webhooks (src/modules/webhooks): endpoints per account, request timeout, retries, disabling, retention. */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(1000) WEBHOOK_MAX_ENDPOINTS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1000) @Max(60000) WEBHOOK_TIMEOUT_MS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(168) WEBHOOK_RETRY_HOURS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(1000) WEBHOOK_DISABLE_AFTER_FAILURES?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(365) WEBHOOK_RETENTION_DAYS?: number;
 
   /** Python report runs (src/modules/python-runs). */
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(32) PYTHON_POOL_SIZE?: number;

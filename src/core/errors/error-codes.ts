@@ -72,6 +72,27 @@ export const ERROR_CODES = {
       'This `Idempotency-Key` was used for another request (another method, path, caller or body); use a new key.',
   },
 
+  // Conditional writes (`If-Match`, `If-None-Match` on PUT, PATCH and DELETE), any route; SCIM too.
+  precondition_failed: {
+    status: 412,
+    meaning:
+      'The resource changed: its current `ETag` (SCIM: its version) does not match `If-Match`, or `If-None-Match` matches it; nothing was changed.',
+  },
+  invalid_precondition: {
+    status: 400,
+    meaning: '`If-Match` or `If-None-Match` is neither `*` nor a list of quoted entity tags.',
+  },
+  precondition_unsupported: {
+    status: 400,
+    meaning:
+      '`If-Match` or `If-None-Match` on a write that has no GET of the same path to compare with; send it without them.',
+  },
+  resource_busy: {
+    status: 409,
+    meaning:
+      'Another conditional write of this resource held it too long; nothing was changed; retry after `Retry-After`.',
+  },
+
   // Missing resources: one code per kind, on every route.
   account_not_found: { status: 404, meaning: 'No such account (command line only).' },
   api_key_not_found: { status: 404, meaning: 'No such active API key of the caller.' },
@@ -107,6 +128,7 @@ export const ERROR_CODES = {
   oauth_token_not_found: { status: 404, meaning: 'The caller holds no token for that OAuth integration.' },
   oidc_token_config_not_found: { status: 404, meaning: 'No such OIDC token config.' },
   notification_not_found: { status: 404, meaning: 'No such scheduled notification of the deployment.' },
+  notification_delivery_not_found: { status: 404, meaning: 'No such delivery of the notification.' },
   pod_not_found: {
     status: 404,
     meaning: 'No such pod of the deployment (with no runtime configured: no such job run of the deployment).',
@@ -119,6 +141,8 @@ export const ERROR_CODES = {
   },
   user_attribute_not_found: { status: 404, meaning: 'No such user attribute.' },
   user_not_found: { status: 404, meaning: 'No such user in the account.' },
+  webhook_not_found: { status: 404, meaning: 'No such webhook endpoint of the account.' },
+  webhook_delivery_not_found: { status: 404, meaning: 'No such delivery of the webhook endpoint.' },
   workbook_not_found: { status: 404, meaning: 'No such workbook visible to the caller.' },
 
   // Audit log.
@@ -388,6 +412,43 @@ export const ERROR_CODES = {
     meaning:
       'The notification would have more recipients than `NOTIFICATION_MAX_RECIPIENTS` (console and embed users together); nothing was written.',
   },
+  notification_run_in_progress: {
+    status: 409,
+    meaning:
+      'A run of the notification asked for by hand (run now) is still queued or running; retry once it has ended. Nothing was started.',
+  },
+  delivery_not_failed: {
+    status: 409,
+    meaning:
+      'Only a `failed` delivery can be resent; this one is not (it was sent, or is queued or being sent). Nothing was changed.',
+  },
+  delivery_not_resendable: {
+    status: 409,
+    meaning:
+      'The delivery failed before anything was made to send it (every report failed, the rendering failed, or mail was not configured): run the notification again (`POST .../run`) instead. Nothing was changed.',
+  },
+  notification_delivery_limit_reached: {
+    status: 409,
+    meaning:
+      'The account has sent `NOTIFICATION_MAX_DELIVERIES_PER_HOUR` notification emails this hour (UTC); resend after the hour. Nothing was changed.',
+  },
+
+  // Webhooks.
+  invalid_webhook_url: {
+    status: 400,
+    meaning:
+      'The endpoint `url` is not an absolute `http` or `https` URL without credentials, or names a host this service does not connect to (loopback, private, link-local or other reserved addresses, metadata names, names that do not resolve publicly) unless `OUTBOUND_ALLOWED_HOSTS` opens it; nothing was written.',
+  },
+  webhook_limit_reached: {
+    status: 409,
+    meaning:
+      'The account has `WEBHOOK_MAX_ENDPOINTS` webhook endpoints already; delete one first. Nothing was written.',
+  },
+  webhook_disabled: {
+    status: 409,
+    meaning:
+      'The webhook endpoint is disabled: enable it (`PATCH` with `enabled: true`) before redelivering.',
+  },
 
   // Workspace: folders, workbooks, dashboards.
   folder_not_empty: { status: 400, meaning: 'The folder still has sub-folders.' },
@@ -602,10 +663,6 @@ export const ERROR_CODES = {
   tooMany: { status: 400, meaning: 'SCIM: the query would return too many results.' },
   uniqueness: { status: 409, meaning: 'SCIM: a unique value is taken.' },
   scim_not_found: { status: 404, meaning: 'SCIM: no such resource, schema or resource type.' },
-  precondition_failed: {
-    status: 412,
-    meaning: 'SCIM: the resource changed; its version does not match `If-Match`.',
-  },
 } as const satisfies Record<string, ErrorCodeSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -25,6 +25,7 @@ const KINDS = {
   GitHubRepository: 'github_repository_not_found',
   Group: 'group_not_found',
   Notification: 'notification_not_found',
+  NotificationDelivery: 'notification_delivery_not_found',
   OAuthIntegration: 'oauth_integration_not_found',
   OAuthToken: 'oauth_token_not_found',
   OidcTokenConfig: 'oidc_token_config_not_found',
@@ -34,6 +35,8 @@ const KINDS = {
   UploadTransaction: 'upload_transaction_not_found',
   UserAttribute: 'user_attribute_not_found',
   User: 'user_not_found',
+  Webhook: 'webhook_not_found',
+  WebhookDelivery: 'webhook_delivery_not_found',
   Workbook: 'workbook_not_found',
 } as const satisfies Record<string, ErrorCode>;
 
@@ -53,7 +56,10 @@ const LABELS: Partial<Record<ResourceKind, string>> = {
   OAuthIntegration: 'OAuth integration',
   OAuthToken: 'OAuth token',
   OidcTokenConfig: 'OIDC token config',
+  NotificationDelivery: 'Notification delivery',
   UserAttribute: 'User attribute',
+  Webhook: 'Webhook endpoint',
+  WebhookDelivery: 'Webhook delivery',
 };
 
 export function notFound(kind: ResourceKind, id: string | number): ApiError {

@@ -11,6 +11,7 @@ import { configureRateLimits } from '../rate-limit/rate-limit.js';
 import { behaviourOf, RouteBehaviours } from './route-behaviour.js';
 import { GitReadCredentials } from '../auth/git-read-credentials.js';
 import { basicPassword } from '../auth/token.js';
+import { configureConditionalRequests } from './conditional/conditional-requests.js';
 
 const PROBES = /^\/health\/(live|ready)\/?$/;
 
@@ -103,6 +104,7 @@ export function configureHttp(app: NestExpressApplication, config: AppConfig): v
   app.use(requireJsonBody);
   app.use(jsonBodies(http.bodyLimit));
   app.use(checkParsedInput);
+  configureConditionalRequests(app);
   // Errors raised by the middleware above (malformed JSON, body too large) in the one shape.
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);

@@ -89,6 +89,12 @@ export const API_TAGS = [
       'OIDC tokens issued to deployments for cloud identity federation (AWS, Azure, GCP, custom audiences).',
   },
   {
+    name: 'Webhooks',
+    description:
+      'Signed webhooks: endpoints that receive the account’s events (builds, dbt syncs, notifications, content, ' +
+      'deployments, SCIM deprovisioning) as signed POSTs, with each endpoint’s delivery log and redelivery.',
+  },
+  {
     name: 'Embed Tenants',
     description: 'Embed tenants and their users and groups, provisioned by the embedding application.',
   },

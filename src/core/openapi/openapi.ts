@@ -3,6 +3,7 @@ import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swag
 import { accessRulesByOperation, documentErrorResponses } from './api-errors.decorator.js';
 import { API_TAGS } from './openapi-tags.js';
 import { documentIdempotency } from '../http/idempotency/idempotency.openapi.js';
+import { documentConditionalRequests } from '../http/conditional/conditional.openapi.js';
 
 export const API_VERSION = '1.0.0';
 
@@ -59,6 +60,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     operationIdFactory: (_controller, method) => method,
   });
   documentErrorResponses(document, accessRulesByOperation(app));
+  documentConditionalRequests(document);
   documentIdempotency(document);
   return sortKeys(unwrapSingleAllOf(document)) as OpenAPIObject;
 }

@@ -9,6 +9,7 @@ import { basicPassword, hashToken } from '../auth/token.js';
 import { markLockedOut } from './auth-lockout.js';
 import { errorBody, sendError } from '../errors/exception.filter.js';
 import { failFastRedis } from '../redis/redis.js';
+import { isInternalRead } from '../http/conditional/internal-read.js';
 
 const PROBES = /^\/health\/(live|ready)\/?$/;
 /** Longest wait for Redis on one request; past it the request goes on unlimited. */
@@ -293,7 +294,8 @@ export function requestLimits(options: {
   const windowSeconds = Math.ceil(windowMs / 1000);
 
   return (req: Request, res: Response, next: NextFunction): void => {
-    if (PROBES.test(req.path)) return next();
+    // Nor the read a conditional write makes of its resource: the write itself was counted.
+    if (PROBES.test(req.path) || isInternalRead(req)) return next();
     const address = addressKey(req);
     const key = limit > 0 ? rateLimitKey(req) : null;
     store.admit(address, key).then((admission) => {

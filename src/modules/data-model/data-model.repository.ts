@@ -381,19 +381,30 @@ export class DataModelRepository {
     );
   }
 
-  findBuild(
-    id: number,
-  ): Promise<
-    | { id: number; accountId: number; deploymentId: number; branch: string; commitSha: string | null }
+  findBuild(id: number): Promise<
+    | {
+        id: number;
+        accountId: number;
+        deploymentId: number;
+        branch: string;
+        trigger: string;
+        commitSha: string | null;
+      }
     | undefined
   > {
     return this.db.one(
-      `SELECT id, account_id AS "accountId", deployment_id AS "deploymentId", branch, commit_sha AS "commitSha"
+      `SELECT id, account_id AS "accountId", deployment_id AS "deploymentId", branch, trigger,
+         commit_sha AS "commitSha"
        FROM deployment_builds WHERE id = :id`,
       { id },
     );
   }
 
+  /**
+   * Records the verdict by compare-and-set: written only when the build's outcome is another
+   * (a rerun reaching the same verdict writes nothing). True when written: the build reached
+   * that final state now.
+   */
   async recordBuildOutcome(
     id: number,
     outcome: {
@@ -402,12 +413,13 @@ export class DataModelRepository {
       outcome: 'built' | 'failed';
       errorText: string | null;
     },
-  ): Promise<void> {
-    await this.db.query(
+  ): Promise<boolean> {
+    const rows = await this.db.query(
       `UPDATE deployment_builds SET commit_sha = :commitSha, files_hash = :filesHash, outcome = :outcome,
-         error_text = :errorText WHERE id = :id`,
+         error_text = :errorText WHERE id = :id AND outcome IS DISTINCT FROM :outcome RETURNING id`,
       { id, ...outcome },
     );
+    return rows.length > 0;
   }
 
   /** The latest build of a branch (its run's state is read through `JobRuns`). */

@@ -6,6 +6,7 @@ import { defineJob, JobHandler } from '../../core/queue/job-definition.js';
 import { JobQueue } from '../../core/queue/job-queue.service.js';
 import { JobRuns } from '../../core/queue/job-runs.service.js';
 import { Database } from '../../core/database/database.js';
+import { DomainEvents } from '../../core/events/domain-events.js';
 import { DeploymentLifecycle } from '../deployments/deployment-lifecycle.js';
 import { deploymentOwner, DeploymentsService } from '../deployments/deployments.service.js';
 import { DataModelRepository } from './data-model.repository.js';
@@ -57,6 +58,7 @@ export class ModelBuilds {
     private readonly db: Database,
     private readonly deployStates: DeployStates,
     private readonly environments: ModelEnvironments,
+    private readonly events: DomainEvents,
   ) {}
 
   /**
@@ -154,7 +156,9 @@ export class ModelBuilds {
 
   /**
    * Runs one build from the beginning; safe to run again (a rerun compiles the same commit and
-   * records the same verdict). A build whose deployment is gone does nothing.
+   * reaches the same verdict, which is then neither written nor published again). A build whose
+   * deployment is gone does nothing. The verdict publishes `build.finished` or `build.failed` in
+   * its unit of work, on the transition only (`recordBuildOutcome` compares and sets).
    */
   @JobHandler(BUILD_JOB)
   async build(payload: BuildPayload, ctx: JobContext): Promise<void> {
@@ -170,7 +174,7 @@ export class ModelBuilds {
     await this.workspace.prepare(build.accountId, settings);
     const commit = build.commitSha ?? (await this.git.resolve(build.deploymentId, branchRef(build.branch)));
     if (!commit) {
-      await this.repository.recordBuildOutcome(build.id, {
+      await this.recordVerdict(build, settings.deployBranchName, {
         commitSha: null,
         filesHash: null,
         outcome: 'failed',
@@ -197,12 +201,17 @@ export class ModelBuilds {
       ? null
       : result.errors.map((e) => (e.fileName ? `${e.fileName}: ${e.message}` : e.message)).join('\n');
     await this.db.transaction(async () => {
-      await this.repository.recordBuildOutcome(build.id, {
-        commitSha: commit,
-        filesHash: GitStore.filesHash(files),
-        outcome: result.valid ? 'built' : 'failed',
-        errorText,
-      });
+      await this.recordVerdict(
+        build,
+        settings.deployBranchName,
+        {
+          commitSha: commit,
+          filesHash: GitStore.filesHash(files),
+          outcome: result.valid ? 'built' : 'failed',
+          errorText,
+        },
+        result.valid ? result.cubesCount : null,
+      );
       // A branch the deployment serves may run this commit now.
       if (result.valid) await this.lifecycle.changed(build.accountId, build.deploymentId);
     });
@@ -211,5 +220,44 @@ export class ModelBuilds {
       ctx.fail(`The model does not compile:\n${errorText}`.slice(0, 2000));
     }
     await ctx.log(`Built: ${result.cubesCount} cubes`);
+  }
+
+  /**
+   * Writes the verdict and, when the build reaches it now (not on a rerun that reached it
+   * before), publishes `build.finished` or `build.failed` in the same unit of work: the build as
+   * `GET .../build-status` shows it.
+   */
+  private async recordVerdict(
+    build: { id: number; accountId: number; deploymentId: number; branch: string; trigger: string },
+    deployBranch: string,
+    verdict: {
+      commitSha: string | null;
+      filesHash: string | null;
+      outcome: 'built' | 'failed';
+      errorText: string | null;
+    },
+    cubesCount: number | null = null,
+  ): Promise<void> {
+    await this.db.transaction(async () => {
+      if (!(await this.repository.recordBuildOutcome(build.id, verdict))) return;
+      await this.events.publish({
+        accountId: build.accountId,
+        type: verdict.outcome === 'built' ? 'build.finished' : 'build.failed',
+        resource: { type: 'build', id: build.id },
+        data: {
+          buildJobId: build.id,
+          deploymentId: build.deploymentId,
+          branchName: build.branch,
+          mode: build.branch === deployBranch ? 'production' : 'dev_mode',
+          status: verdict.outcome,
+          trigger: build.trigger,
+          lastHash: verdict.commitSha,
+          filesHash: verdict.filesHash,
+          errorText: verdict.errorText,
+          ...(cubesCount === null ? {} : { cubesCount }),
+          updatedAt: new Date().toISOString(),
+        },
+      });
+    });
   }
 }

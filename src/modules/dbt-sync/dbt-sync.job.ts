@@ -13,6 +13,7 @@ import { generateFromManifest, type GeneratedModel } from './converter/generate.
 import { ManifestError, manifestFromJson, readManifest, type DbtManifest } from './converter/manifest.js';
 import { DbtSourceError, fetchManifest, manifestPath } from './dbt-git.js';
 import { DbtIntegrations } from './dbt-integrations.service.js';
+import { DbtSyncEvents } from './dbt-sync.events.js';
 import { PHASES, type SyncPhase } from './dbt-sync.rules.js';
 import { DbtSyncRepository, type SyncWorkRow } from './dbt-sync.repository.js';
 import type { SyncPhaseRecord, SyncStatsRecord } from './entities/dbt-sync.entity.js';
@@ -108,8 +109,11 @@ function parseJson(bytes: Buffer, what: string, ctx: JobContext): unknown {
  * converts it, writes the cube files (one commit on the sync's branch with a build recorded, or
  * kept with the sync), then records the result. Safe to run again: the branch was named at start
  * and the commit is idempotent (`ModelImports.commitBranch`), the stored files are replaced, and
- * once the result is recorded (`done_at`) a rerun does nothing. Checks for cancellation before
- * each phase.
+ * once the sync has ended (`done_at`: its result recorded, or its failure or cancellation told)
+ * a rerun does nothing more. Checks for cancellation before each phase. The end of the run
+ * publishes `dbt_sync.finished` once (`DbtSyncEvents`): with the result, or when it fails for good
+ * (`ctx.fail`, or the last attempt's error) or is cancelled; an attempt that will be retried
+ * publishes nothing.
  */
 @Injectable()
 export class DbtSyncJob {
@@ -121,13 +125,20 @@ export class DbtSyncJob {
     private readonly imports: ModelImports,
     private readonly integrations: DbtIntegrations,
     private readonly config: AppConfig,
+    private readonly events: DbtSyncEvents,
   ) {}
 
   @JobHandler(DBT_SYNC_JOB)
   async run(payload: DbtSyncPayload, ctx: JobContext): Promise<void> {
     const sync = await this.repository.work(payload.syncId);
-    // Gone with its deployment, or finished by an attempt that died before the run was closed.
-    if (!sync || sync.done) return;
+    // Gone with its deployment.
+    if (!sync) return;
+    // Ended by an attempt that died before the run was closed: the run ends as the sync did.
+    if (sync.done) {
+      if (sync.succeeded) return;
+      await ctx.throwIfCancelled();
+      ctx.fail('The sync failed in an earlier attempt');
+    }
     const clock = new PhaseClock();
     try {
       const source =
@@ -165,6 +176,20 @@ export class DbtSyncJob {
       // The run ends here (failed for good, or cancelled): a posted manifest is no longer needed.
       if (cancelled || err instanceof JobFailure) {
         await this.repository.dropManifest(sync.id).catch(() => undefined);
+      }
+      // The run's last word (it will not be retried): told once, whatever the telling meets.
+      if (cancelled || err instanceof JobFailure || ctx.attempt >= DBT_SYNC_JOB.attempts) {
+        const error = err instanceof JobFailure ? err.message : String(err);
+        await this.db
+          .transaction(() =>
+            this.events.ended(
+              sync.id,
+              cancelled ? { status: 'cancelled' } : { status: 'failed', error, phase },
+            ),
+          )
+          .catch((e: unknown) =>
+            this.logger.warn({ syncId: sync.id, err: String(e) }, 'dbt sync ending not published'),
+          );
       }
       throw err;
     }
@@ -371,7 +396,12 @@ export class DbtSyncJob {
           generated.files.map((f) => ({ path: f.path, content: null })),
         );
       }
-      await this.repository.finish(sync.id, { stats, phases: clock.closingRecord(), ...written });
+      const ended = await this.repository.finish(sync.id, {
+        stats,
+        phases: clock.closingRecord(),
+        ...written,
+      });
+      if (ended) await this.events.publish(ended, { status: 'succeeded' });
     });
   }
 }

@@ -5,6 +5,7 @@ import { DataModelModule } from '../data-model/data-model.module.js';
 import { DeploymentsModule } from '../deployments/deployments.module.js';
 import { DbtIntegrations } from './dbt-integrations.service.js';
 import { DbtIntegrationController, DbtSyncController } from './dbt-sync.controller.js';
+import { DbtSyncEvents } from './dbt-sync.events.js';
 import { DBT_SYNC_JOB, DbtSyncJob } from './dbt-sync.job.js';
 import { DbtSyncRepository } from './dbt-sync.repository.js';
 import { DbtSyncs } from './dbt-sync.service.js';
@@ -25,6 +26,13 @@ import { DbtSync } from './entities/dbt-sync.entity.js';
     DataModelModule,
   ],
   controllers: [DbtIntegrationController, DbtSyncController],
-  providers: [DbtSyncRepository, DbtIntegrations, DbtSyncs, DbtSyncJob, declareJobs(DBT_SYNC_JOB)],
+  providers: [
+    DbtSyncRepository,
+    DbtIntegrations,
+    DbtSyncs,
+    DbtSyncJob,
+    DbtSyncEvents,
+    declareJobs(DBT_SYNC_JOB),
+  ],
 })
 export class DbtSyncModule {}

@@ -48,8 +48,37 @@ export interface SyncWorkRow {
   projectRoot: string | null;
   baseBranch: string;
   branchName: string;
+  /** The run ended (`done_at`): succeeded, or failed or cancelled and told so. */
   done: boolean;
+  /** Ended with its result recorded. */
+  succeeded: boolean;
 }
+
+/** An ended sync as `dbt_sync.finished` tells it (besides how it ended). */
+export interface EndedSyncRow {
+  accountId: number;
+  syncJobId: string;
+  deploymentId: number;
+  branchName: string;
+  source: string;
+  output: string;
+  trigger: string;
+  gitRef: string | null;
+  userId: number | null;
+  startedAt: string;
+  completedAt: string;
+  durationMs: number;
+  stats: SyncStatsRecord | null;
+  phases: SyncPhaseRecord[] | null;
+  commitSha: string | null;
+  buildId: number | null;
+}
+
+const ENDED_COLUMNS = `account_id AS "accountId", id AS "syncJobId", deployment_id AS "deploymentId",
+  branch_name AS "branchName", source, output, trigger, git_ref AS "gitRef", user_id AS "userId",
+  ${isoSql('created_at')} AS "startedAt", ${isoSql('done_at')} AS "completedAt",
+  GREATEST(0, round(extract(epoch FROM (done_at - created_at)) * 1000))::int AS "durationMs",
+  stats, phases, commit_sha AS "commitSha", build_id AS "buildId"`;
 
 /** A sync with its run, as the reads show it. */
 export interface SyncViewRow {
@@ -142,7 +171,7 @@ export class DbtSyncRepository {
       `SELECT id, account_id AS "accountId", deployment_id AS "deploymentId", run_id::text AS "runId",
          author_email AS "authorEmail", source, output, git_ref AS "gitRef", repository_url AS "repositoryUrl",
          project_root AS "projectRoot", base_branch AS "baseBranch", branch_name AS "branchName",
-         done_at IS NOT NULL AS done
+         done_at IS NOT NULL AS done, done_at IS NOT NULL AND stats IS NOT NULL AS succeeded
        FROM dbt_syncs WHERE id = :id`,
       { id },
     );
@@ -206,8 +235,11 @@ export class DbtSyncRepository {
     );
   }
 
-  /** The work is done: its outcome, its timings; the posted manifest is no longer needed. */
-  async finish(
+  /**
+   * The work is done: its outcome, its timings; the posted manifest is no longer needed. Compare
+   * and set: the sync as it ended, or undefined (nothing written) when it had ended before.
+   */
+  finish(
     id: string,
     outcome: {
       stats: SyncStatsRecord;
@@ -215,11 +247,12 @@ export class DbtSyncRepository {
       commitSha: string | null;
       buildId: number | null;
     },
-  ): Promise<void> {
-    await this.db.query(
+  ): Promise<EndedSyncRow | undefined> {
+    return this.db.one<EndedSyncRow>(
       `UPDATE dbt_syncs SET stats = :stats::jsonb, phases = :phases::jsonb, commit_sha = :commitSha,
          build_id = :buildId, done_at = clock_timestamp(), updated_at = clock_timestamp(), manifest_gz = NULL
-       WHERE id = :id`,
+       WHERE id = :id AND done_at IS NULL
+       RETURNING ${ENDED_COLUMNS}`,
       {
         id,
         stats: JSON.stringify(outcome.stats),
@@ -227,6 +260,18 @@ export class DbtSyncRepository {
         commitSha: outcome.commitSha,
         buildId: outcome.buildId,
       },
+    );
+  }
+
+  /**
+   * A run that ended without succeeding (failed for good, cancelled): marked ended, by compare and
+   * set. The sync as it ended, or undefined when it had ended before.
+   */
+  markEnded(id: string): Promise<EndedSyncRow | undefined> {
+    return this.db.one<EndedSyncRow>(
+      `UPDATE dbt_syncs SET done_at = clock_timestamp() WHERE id = :id AND done_at IS NULL
+       RETURNING ${ENDED_COLUMNS}`,
+      { id },
     );
   }
 

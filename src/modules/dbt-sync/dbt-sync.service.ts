@@ -22,6 +22,7 @@ import { deploymentOwner } from '../deployments/deployments.service.js';
 import { ManifestError, manifestToJson, readManifest, type DbtManifest } from './converter/manifest.js';
 import { isValidRefName } from './dbt-git.js';
 import { DbtIntegrations } from './dbt-integrations.service.js';
+import { DbtSyncEvents } from './dbt-sync.events.js';
 import { DBT_SYNC_JOB } from './dbt-sync.job.js';
 import { dbtSyncError, syncNotFound } from './dbt-sync.errors.js';
 import { DbtSyncRepository, type SyncViewRow } from './dbt-sync.repository.js';
@@ -74,6 +75,7 @@ export class DbtSyncs {
     private readonly runs: JobRuns,
     private readonly imports: ModelImports,
     private readonly integrations: DbtIntegrations,
+    private readonly events: DbtSyncEvents,
   ) {}
 
   /**
@@ -318,14 +320,21 @@ export class DbtSyncs {
 
   /**
    * Cancels a sync: a queued one ends CANCELLED at once; a running one stops before its next
-   * phase (its run records CANCELLED then). A finished one is 409.
+   * phase (its run records CANCELLED then). A finished one is 409. A queued one's end publishes
+   * `dbt_sync.finished` (`cancelled`) here, a running one's in its job.
    */
   async cancel(actor: Principal, deploymentId: number, id: string): Promise<{ message: string }> {
     const sync = await this.find(actor, deploymentId, id, Action.SchemaUpdateDevBranches);
     if (ENDED.has(sync.runStatus)) throw finished(sync);
-    const run = await this.runs.requestCancel(sync.runId);
+    const run = await this.db.transaction(async () => {
+      const after = await this.runs.requestCancel(sync.runId);
+      if (after?.status === 'cancelled') {
+        await this.repository.dropManifest(sync.id);
+        await this.events.ended(sync.id, { status: 'cancelled' });
+      }
+      return after;
+    });
     if (run?.status === 'cancelled') {
-      await this.repository.dropManifest(sync.id);
       return { message: `dbt sync ${sync.id} was cancelled before it started` };
     }
     if (!run || run.status !== 'running') throw finished({ ...sync, runStatus: run?.status ?? 'failed' });

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DeploymentEvents } from './deployment-events.js';
 import { DeploymentLifecycle } from './deployment-lifecycle.js';
 import {
   DeploymentCreationController,
@@ -40,6 +41,7 @@ import { ReleasesService } from './releases.service.js';
     DeploymentsService,
     RegionsService,
     DeploymentLifecycle,
+    DeploymentEvents,
     ReleasesRepository,
     ReleasesService,
     EnvVarsRepository,

@@ -16,7 +16,9 @@ import {
 import { JobQueue } from '../../core/queue/job-queue.service.js';
 import { JobRuns } from '../../core/queue/job-runs.service.js';
 import { canAdvance, CREATION_STEP_ORDER, type CreationStep } from './deployment.constants.js';
+import { DeploymentEvents } from './deployment-events.js';
 import { DeploymentLifecycle } from './deployment-lifecycle.js';
+import { deploymentShape, settingsShape } from './deployment-shapes.js';
 import { deploymentsError } from './deployments.errors.js';
 import {
   DeploymentsRepository,
@@ -30,7 +32,6 @@ import type {
   DeploymentsQueryDto,
   UpdateDeploymentDto,
 } from './dto/deployment.dto.js';
-import { imageTag } from './release-version.js';
 import { effectiveVersion, ReleasesService } from './releases.service.js';
 
 /** Applies a JSON merge patch (RFC 7396) of one level: null removes a key. */
@@ -83,6 +84,7 @@ export class DeploymentsService implements OnModuleInit {
     private readonly config: AppConfig,
     private readonly lifecycle: DeploymentLifecycle,
     private readonly releases: ReleasesService,
+    private readonly events: DeploymentEvents,
   ) {}
 
   onModuleInit(): void {
@@ -198,6 +200,7 @@ export class DeploymentsService implements OnModuleInit {
       if (!updated) throw notFound('Deployment', id);
       if (versionChange) await this.releases.recordChange(actor.accountId, current, updated);
       await this.lifecycle.changed(actor.accountId, id);
+      await this.events.changed(actor.accountId, id, updated);
       return updated;
     });
     return this.toSettings(row);
@@ -220,7 +223,9 @@ export class DeploymentsService implements OnModuleInit {
         );
       }
       if (current.creationStep === step) return current;
-      return (await this.repository.setCreationStep(actor.accountId, id, step))!;
+      const updated = (await this.repository.setCreationStep(actor.accountId, id, step))!;
+      await this.events.changed(actor.accountId, id, updated);
+      return updated;
     });
     return this.toDeployment(row);
   }
@@ -228,15 +233,25 @@ export class DeploymentsService implements OnModuleInit {
   /** Takes the setup wizard back to its first step, `project` (`creation-step/reset`). */
   async resetCreationStep(actor: Principal, id: number): Promise<DeploymentDto> {
     await this.access.requireAccess(actor, 'Deployment', id, Action.DeploymentUpdate);
-    const row = await this.repository.setCreationStep(actor.accountId, id, 'project');
-    if (!row) throw notFound('Deployment', id);
+    const row = await this.db.transaction(async () => {
+      const updated = await this.repository.setCreationStep(actor.accountId, id, 'project');
+      if (!updated) throw notFound('Deployment', id);
+      await this.events.changed(actor.accountId, id, updated);
+      return updated;
+    });
     return this.toDeployment(row);
   }
 
-  /** Deletes the deployment with everything hanging from it, its runs and the grants on it. */
+  /**
+   * Deletes the deployment with everything hanging from it, its runs and the grants on it.
+   * Publishes `deployment.changed` with `{ id, name, deleted: true }`; what goes with it (its
+   * content, builds, syncs) publishes nothing of its own.
+   */
   async remove(actor: Principal, id: number): Promise<void> {
     await this.access.requireAccess(actor, 'Deployment', id, Action.DeploymentDelete);
     await this.db.transaction(async () => {
+      const deployment = await this.row(actor.accountId, id, true);
+      await this.events.deleted(actor.accountId, deployment);
       await this.access.forget(actor.accountId, 'Deployment', [id]);
       await this.runs.forgetOwner(deploymentOwner(id));
       await this.lifecycle.deleted(actor.accountId, id);
@@ -282,6 +297,7 @@ export class DeploymentsService implements OnModuleInit {
     await this.db.transaction(async () => {
       await this.repository.setGitSettings(accountId, id, settings);
       await this.lifecycle.changed(accountId, id);
+      await this.events.changed(accountId, id);
     });
   }
 
@@ -311,43 +327,11 @@ export class DeploymentsService implements OnModuleInit {
   }
 
   private toDeployment(row: Pick<DeploymentListRow, 'id' | 'name' | 'creationStep'>): DeploymentDto {
-    return {
-      id: row.id,
-      name: row.name,
-      deploymentUrl: `https://deployment-${row.id}.${this.config.deploymentDomain}`,
-      creationStep: row.creationStep,
-    };
+    return deploymentShape(row, this.config.deploymentDomain);
   }
 
-  /**
-   * The settings payload. `releaseChannelVersion` is the version the deployment runs (the one it
-   * holds, else its channel's head) and `cubeImageVersion` that version's image tag.
-   */
+  /** The settings payload (`settingsShape`). */
   private toSettings(row: DeploymentRow): DeploymentSettingsDto {
-    const version = effectiveVersion(row);
-    return {
-      ...this.toDeployment(row),
-      cloudProvider: row.cloudProvider,
-      region: row.region,
-      creationMethod: row.creationMethod,
-      deployMode: row.deployMode,
-      isManaged: row.isManaged,
-      targetPlatform: row.targetPlatform,
-      releaseChannel: row.releaseChannel,
-      releaseChannelVersion: version,
-      releaseChannelVersionHold: row.releaseChannelVersionHold,
-      cubeImageVersion: version === null ? null : imageTag(version),
-      template: row.template,
-      templateVariables: row.templateVariables,
-      defaultLaunchpadViewGroup: row.defaultLaunchpadViewGroup,
-      launchpadTabs: row.launchpadTabs,
-      customDomain: row.customDomain,
-      deployBranchName: row.deployBranchName,
-      deployBranchReadOnly: row.deployBranchReadOnly,
-      deployBranchMergeAllowed: row.deployBranchMergeAllowed,
-      deployProjectRoot: row.deployProjectRoot,
-      isCubeSqlEnabled: true,
-      isSupportPreAggregations: true,
-    };
+    return settingsShape(row, this.config.deploymentDomain);
   }
 }

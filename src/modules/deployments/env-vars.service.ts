@@ -21,6 +21,7 @@ import {
   isSecretName,
 } from './env-vars.rules.js';
 import { EnvVarsRepository, type EnvVarRow } from './env-vars.repository.js';
+import { DeploymentEvents } from './deployment-events.js';
 import { DeploymentLifecycle } from './deployment-lifecycle.js';
 
 /**
@@ -39,6 +40,7 @@ export class EnvVarsService {
     private readonly access: AccessService,
     private readonly secrets: SecretBoxService,
     private readonly lifecycle: DeploymentLifecycle,
+    private readonly events: DeploymentEvents,
   ) {}
 
   /** `GET .../env-vars`: one page in name order; secret-named values masked. */
@@ -115,6 +117,8 @@ export class EnvVarsService {
         );
       }
       await this.lifecycle.changed(actor.accountId, deploymentId);
+      // The deployment's settings: no variable's name or value is in the event.
+      await this.events.changed(actor.accountId, deploymentId);
       return this.repository.page(deploymentId, null, ENV_VARS_PER_DEPLOYMENT);
     });
     const items = rows.map((r) => this.readBack(actor.accountId, deploymentId, r));

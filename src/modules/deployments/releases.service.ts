@@ -19,6 +19,8 @@ import type { DeploymentVersionDto } from './dto/deployment-version.dto.js';
 import { imageTag, parseReleaseVersion } from './release-version.js';
 import { ReleasesRepository, type VersionsCursor } from './releases.repository.js';
 import { DeploymentLifecycle } from './deployment-lifecycle.js';
+import { DeploymentEvents } from './deployment-events.js';
+import { effectiveVersion } from './deployment-shapes.js';
 
 /** The version fields of a deployment as stored. */
 export interface VersionState {
@@ -47,14 +49,8 @@ export interface AddReleaseResult {
   deploymentsMoved: number;
 }
 
-/** The version a deployment runs: the one it holds, else the head of its channel. */
-export function effectiveVersion(
-  row: Pick<DeploymentRow, 'releaseChannelVersion' | 'releaseChannelVersionHold' | 'channelHead'>,
-): string | null {
-  return row.releaseChannelVersionHold && row.releaseChannelVersion
-    ? row.releaseChannelVersion
-    : row.channelHead;
-}
+/** The version a deployment runs (kept here for the modules that import it from this file). */
+export { effectiveVersion };
 
 const CURSOR_INT = (v: unknown): v is number =>
   Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 2_147_483_647;
@@ -73,6 +69,7 @@ export class ReleasesService {
     private readonly deployments: DeploymentsRepository,
     private readonly access: AccessService,
     private readonly lifecycle: DeploymentLifecycle,
+    private readonly events: DeploymentEvents,
   ) {}
 
   /** `GET /deployments/{id}/versions`: the heads of the channels and the versions it ran. */
@@ -187,7 +184,8 @@ export class ReleasesService {
   /**
    * Adds a release to a channel (`cli.js add-release`). When it is the channel's new head, every
    * deployment following the channel runs it from now on: its history records it in the same
-   * unit of work. Adding a release the channel has changes nothing.
+   * unit of work, and each publishes `deployment.changed`. Adding a release the channel has
+   * changes nothing.
    */
   async addRelease(channel: ReleaseChannel, text: string): Promise<AddReleaseResult> {
     const release = parseReleaseVersion(text);
@@ -202,7 +200,10 @@ export class ReleasesService {
         added && head === release.version && previous !== head
           ? await this.repository.recordForFollowers(channel, release.version)
           : [];
-      for (const m of moved) await this.lifecycle.changed(m.accountId, m.deploymentId);
+      for (const m of moved) {
+        await this.lifecycle.changed(m.accountId, m.deploymentId);
+        await this.events.changed(m.accountId, m.deploymentId);
+      }
       return { channel, version: release.version, added, head, deploymentsMoved: moved.length };
     });
   }

@@ -1,9 +1,15 @@
 import { Injectable } from '@nestjs/common';
+import { Database } from '../../core/database/database.js';
 import type { JobContext } from '../../core/queue/job-context.js';
 import { JobHandler } from '../../core/queue/job-definition.js';
 import { MailNotConfiguredError, Mailer } from './delivery/mailer.js';
+import { NotificationEvents } from './notification-events.js';
 import { NOTIFICATION_DELIVER_JOB, type NotificationDeliverPayload } from './notification-jobs.js';
+import { NotificationRunEnding } from './notification-run-ending.js';
 import { NotificationRunsRepository } from './notification-runs.repository.js';
+
+/** An outcome `finish` records. */
+type Outcome = Parameters<NotificationRunsRepository['finish']>[2];
 
 /** Thrown for a temporary SMTP failure: the job framework retries it with back-off. */
 export class TemporaryDeliveryFailure extends Error {}
@@ -20,12 +26,20 @@ export class TemporaryDeliveryFailure extends Error {}
  * An attempt that finds the delivery still `sending` follows a worker that died between taking it
  * and recording the outcome: the server may have accepted the mail, and SMTP cannot be asked, so
  * the delivery ends `unknown` rather than risk mailing the recipient twice (at most once).
+ *
+ * While its notification is paused, a delivery of a scheduled run (not resent) is not sent: it is
+ * `held` (`queued` → `held`) and left for the resume, which queues it again. A delivery that ends
+ * `failed` publishes `notification.delivery_failed` in the unit of work of that compare-and-set;
+ * after any ending the run is asked to end (`NotificationRunEnding`), which does so once.
  */
 @Injectable()
 export class NotificationDeliverJob {
   constructor(
+    private readonly db: Database,
     private readonly runs: NotificationRunsRepository,
     private readonly mailer: Mailer,
+    private readonly events: NotificationEvents,
+    private readonly ending: NotificationRunEnding,
   ) {}
 
   @JobHandler(NOTIFICATION_DELIVER_JOB)
@@ -33,7 +47,7 @@ export class NotificationDeliverJob {
     const delivery = await this.runs.delivery(payload.deliveryId);
     if (!delivery) return;
     if (delivery.status === 'sending') {
-      await this.runs.finish(delivery.id, delivery.attempts, {
+      await this.record(delivery.id, delivery.runId, delivery.attempts, {
         status: 'unknown',
         error:
           'The worker sending this email stopped before recording the outcome; it may have been delivered, ' +
@@ -41,12 +55,14 @@ export class NotificationDeliverJob {
       });
       return;
     }
-    if (delivery.status !== 'queued') return;
-    const attempt = await this.runs.claim(delivery.id);
+    // Held: the resume queues it again. Ended: at most its run's end is left (a crash came between).
+    if (delivery.status === 'held') return;
+    if (delivery.status !== 'queued') return this.ending.finish(delivery.runId);
+    const attempt = await this.take(delivery.id);
     if (attempt === undefined) return;
     const render = await this.runs.render(delivery.runId, delivery.contextHash);
     if (!render) {
-      await this.runs.finish(delivery.id, attempt, {
+      await this.record(delivery.id, delivery.runId, attempt, {
         status: 'failed',
         error: 'The rendered email is missing',
       });
@@ -71,18 +87,18 @@ export class NotificationDeliverJob {
       });
     } catch (err) {
       if (err instanceof MailNotConfiguredError) {
-        await this.runs.finish(delivery.id, attempt, { status: 'failed', error: err.message });
+        await this.record(delivery.id, delivery.runId, attempt, { status: 'failed', error: err.message });
         return;
       }
       // Not an SMTP answer (the mailer answers those): the outcome is not known, retry is unsafe.
-      await this.runs.finish(delivery.id, attempt, {
+      await this.record(delivery.id, delivery.runId, attempt, {
         status: 'unknown',
         error: `Sending failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
       });
       return;
     }
     if (outcome.status === 'sent') {
-      await this.runs.finish(delivery.id, attempt, {
+      await this.record(delivery.id, delivery.runId, attempt, {
         status: 'sent',
         response: outcome.response,
         messageId: outcome.messageId,
@@ -93,7 +109,7 @@ export class NotificationDeliverJob {
       outcome.code ? ` (${outcome.code})` : ''
     }: ${outcome.response}`;
     if (outcome.status === 'permanent' || ctx.attempt >= NOTIFICATION_DELIVER_JOB.attempts) {
-      await this.runs.finish(delivery.id, attempt, {
+      await this.record(delivery.id, delivery.runId, attempt, {
         status: 'failed',
         error: outcome.status === 'permanent' ? error : `${error} (gave up after ${ctx.attempt} attempts)`,
         response: outcome.response,
@@ -102,5 +118,34 @@ export class NotificationDeliverJob {
     }
     await this.runs.finish(delivery.id, attempt, { status: 'queued', error, response: outcome.response });
     throw new TemporaryDeliveryFailure(error);
+  }
+
+  /**
+   * Takes the delivery for an attempt, or holds it while its notification's pause holds it;
+   * undefined when it is not to be sent now. A resume committing between the two statements
+   * leaves it queued and unheld: it is taken again then.
+   */
+  private async take(id: string): Promise<number | undefined> {
+    for (let tries = 0; tries < 3; tries++) {
+      const attempt = await this.runs.claim(id);
+      if (attempt !== undefined) return attempt;
+      if (await this.runs.hold(id)) return undefined;
+      if ((await this.runs.delivery(id))?.status !== 'queued') return undefined;
+    }
+    return undefined;
+  }
+
+  /**
+   * Records the outcome of attempt `attempt` if it still holds the delivery; a `failed` one
+   * publishes `notification.delivery_failed` in the same unit of work. Then asks the run to end.
+   */
+  private async record(id: string, runId: string, attempt: number, outcome: Outcome): Promise<void> {
+    await this.db.transaction(async () => {
+      const held = await this.runs.finish(id, attempt, outcome);
+      if (held && outcome.status === 'failed') {
+        await this.events.deliveryFailed(await this.runs.deliveryDetails([id]));
+      }
+    });
+    await this.ending.finish(runId);
   }
 }

@@ -1,9 +1,17 @@
 import { defineJob } from '../../core/queue/job-definition.js';
 
+/** The `job_schedules` owner of a notification's schedule (and of its runs). */
+export const scheduleOwner = (id: number) => `notification:${id}`;
+
 export interface NotificationRunPayload {
   notificationId: number;
-  /** The occurrence fired (ISO 8601), added by `JobSchedules.fireDue`. */
+  /** The occurrence fired (ISO 8601), added by `JobSchedules.fireDue`; the instant asked, for run now. */
   scheduledFor?: string;
+  /**
+   * A run asked for by hand (`POST .../run`): its run row is written by the request, and the
+   * schedule's rules about its own firings (the minimum interval) do not apply.
+   */
+  manual?: boolean;
 }
 
 export interface NotificationDeliverPayload {
@@ -14,7 +22,8 @@ export interface NotificationDeliverPayload {
  * One firing of a notification: renders the dashboard per security context and records one
  * delivery per recipient. A run record (owner `notification:<id>`) shows it among the jobs; a
  * worker dying mid-run is taken over, and everything it wrote is found again by its unique keys.
- * The dedupe key is the schedule's (`schedule:<id>:<occurrence>`) when the tick fires it.
+ * The dedupe key is the schedule's (`schedule:<id>:<occurrence>`) when the tick fires it, and
+ * `notification.run:<id>:manual` for run now (one in flight per notification).
  */
 export const NOTIFICATION_RUN_JOB = defineJob<NotificationRunPayload>('notification.run', {
   queue: 'default',

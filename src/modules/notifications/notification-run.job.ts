@@ -19,11 +19,12 @@ import {
 } from './dashboard-rendering.service.js';
 import { renderFailureNotice } from './delivery/failure-notice.js';
 import { MailNotConfiguredError, Mailer } from './delivery/mailer.js';
-import { isMailbox } from './mailbox.js';
 import { renderEmailHtml, renderEmailText, type DashboardDocument } from './delivery/dashboard-document.js';
+import { NotificationEvents } from './notification-events.js';
 import {
   NOTIFICATION_DELIVER_JOB,
   NOTIFICATION_RUN_JOB,
+  scheduleOwner,
   type NotificationRunPayload,
 } from './notification-jobs.js';
 import { describeFilters, type QueryOverrides } from './notification-query.js';
@@ -32,19 +33,15 @@ import {
   type DeliveryWrite,
   type RunRow,
 } from './notification-runs.repository.js';
+import { HOURLY_LIMIT_REACHED, NotificationRunEnding, OWNER_NOTICE } from './notification-run-ending.js';
 import { firesTooSoonAfter } from './notification-schedule.js';
 import {
   NotificationsRepository,
   type NotificationRow,
   type RecipientRow,
 } from './notifications.repository.js';
-import { scheduleOwner } from './notifications.service.js';
 
-/** Why a delivery past NOTIFICATION_MAX_DELIVERIES_PER_HOUR is not sent (its `lastError`). */
-export const HOURLY_LIMIT_REACHED = 'Not sent: the account’s hourly delivery limit was reached';
-
-/** The `context_hash` of the run's notice to the notification's owner (its render has no attachment). */
-export const OWNER_NOTICE = 'owner-notice';
+export { HOURLY_LIMIT_REACHED, OWNER_NOTICE };
 
 /** Longest reason kept on a run and its deliveries. */
 const REASON_MAX = 2_000;
@@ -114,6 +111,9 @@ interface NotMailed {
  * deliveries are `failed` with the reason, and the notification's owner gets a notice saying why
  * (a delivery of its own). A run that mails nobody ends `failed`, and so does one on an
  * installation without SMTP (nothing rendered; the reason names SMTP_URL and SMTP_FROM).
+ * A run asked for by hand (run now) is the same job on a run row its request wrote (`queued`).
+ * Deliveries recorded `failed` publish `notification.delivery_failed` with them; a run whose
+ * deliveries have all ended is ended (`NotificationRunEnding`) before the job ends.
  */
 @Injectable()
 export class NotificationRunJob {
@@ -126,6 +126,8 @@ export class NotificationRunJob {
     private readonly rendering: DashboardRendering,
     private readonly mailer: Mailer,
     private readonly config: AppConfig,
+    private readonly ending: NotificationRunEnding,
+    private readonly events: NotificationEvents,
   ) {}
 
   @JobHandler(NOTIFICATION_RUN_JOB)
@@ -139,10 +141,16 @@ export class NotificationRunJob {
     const scheduledFor = payload.scheduledFor ? new Date(payload.scheduledFor) : new Date();
     if (Number.isNaN(scheduledFor.getTime())) ctx.fail(`scheduledFor ${payload.scheduledFor} is not a date`);
     const run = await this.runs.ensureRun(notification.id, scheduledFor, ctx.run?.id ?? null);
-    if (run.status !== 'rendering') return;
+    if (run.status === 'queued') await this.runs.startRun(run.id);
+    else if (run.status !== 'rendering') {
+      // Done before (a run executed again): at most its end is left, if a crash came between.
+      await this.ending.finish(run.id);
+      return;
+    }
     const limits = this.config.notifications;
     if (
       payload.scheduledFor &&
+      !payload.manual &&
       firesTooSoonAfter(
         notification.cronExpression,
         notification.timezone,
@@ -155,6 +163,7 @@ export class NotificationRunJob {
         `Skipped: the schedule fires again within ${limits.minIntervalMinutes} minutes; a notification ` +
         'fires at most that often (change its schedule)';
       await this.runs.setRunStatus(run.id, 'skipped', reason);
+      await this.ending.finish(run.id);
       await ctx.log(reason);
       return;
     }
@@ -165,6 +174,7 @@ export class NotificationRunJob {
     );
     if (recipients.length === 0) {
       await this.runs.setRunStatus(run.id, 'delivering');
+      await this.ending.finish(run.id);
       await ctx.log('No recipients: nothing to mail');
       return;
     }
@@ -188,7 +198,7 @@ export class NotificationRunJob {
       // Nothing can be mailed on this installation: nothing is rendered, and the run says which settings.
       const reason = new MailNotConfiguredError().message;
       await this.db.transaction(async () => {
-        await this.runs.addDeliveries(
+        const failed = await this.runs.addDeliveries(
           run.id,
           notification.id,
           aiSummaryOf(notification),
@@ -197,7 +207,9 @@ export class NotificationRunJob {
           'failed',
         );
         await this.runs.setRunStatus(run.id, 'failed', reason);
+        await this.events.deliveryFailed(await this.runs.deliveryDetails(failed));
       });
+      await this.ending.finish(run.id);
       ctx.fail(reason);
     }
 
@@ -208,6 +220,7 @@ export class NotificationRunJob {
         await this.recordDeliveries(run.id, notification, deliveries, 0, notes);
         await this.runs.setRunStatus(run.id, 'delivering', notes.join('. ') || null);
       });
+      await this.ending.finish(run.id);
       await ctx.log(refusalNote(deliveries.length, deliveries.length, limits.maxDeliveriesPerHour));
       return;
     }
@@ -224,6 +237,7 @@ export class NotificationRunJob {
       });
       if (!dashboard) {
         await this.runs.setRunStatus(run.id, 'failed', 'The dashboard is no longer published');
+        await this.ending.finish(run.id);
         ctx.fail('The dashboard is no longer published');
       }
       shown.title = this.rendering.title(dashboard);
@@ -302,7 +316,7 @@ export class NotificationRunJob {
     const max = this.config.notifications.maxDeliveriesPerHour;
     const sendable = deliveries.filter((d) => !notMailed.has(d.contextHash));
     const unsent = deliveries.filter((d) => notMailed.has(d.contextHash));
-    const owner = unsent.length > 0 ? await this.owner(notification) : null;
+    const owner = unsent.length > 0 ? await this.ending.ownerOf(notification) : null;
     const { allowed, note } = await this.db.transaction(async () => {
       const notes: string[] = [];
       let granted = await this.runs.countDeliveries(
@@ -327,7 +341,7 @@ export class NotificationRunJob {
             told = `the notice to the notification’s owner (${owner.delivery.email}) was not sent: the account’s hourly delivery limit (${max}) was reached`;
         }
         for (const [hash, why] of notMailed) {
-          await this.runs.addDeliveries(
+          const failed = await this.runs.addDeliveries(
             run.id,
             notification.id,
             aiSummaryOf(notification),
@@ -335,6 +349,7 @@ export class NotificationRunJob {
             `Not sent: ${why.reason}`,
             'failed',
           );
+          await this.events.deliveryFailed(await this.runs.deliveryDetails(failed));
         }
         const [first] = notMailed.values();
         notes.push(
@@ -356,6 +371,7 @@ export class NotificationRunJob {
       }
       return { allowed: granted, note };
     });
+    await this.ending.finish(run.id);
     await ctx.log(`Queued ${allowed} deliveries`);
     if (note) await ctx.log(note);
     if (sendable.length === 0) ctx.fail(note ?? 'Nobody was mailed');
@@ -381,35 +397,6 @@ export class NotificationRunJob {
         refusalNote(refused.length, deliveries.length, this.config.notifications.maxDeliveriesPerHour),
       );
     }
-  }
-
-  /**
-   * The notification's owner (the user who made it) as a delivery of the owner's notice, or none,
-   * with what the run's history says of it. A deactivated owner, or one without a single mailbox
-   * (a user provisioned without an address), is told by the run's history alone.
-   */
-  private async owner(
-    notification: NotificationRow,
-  ): Promise<{ delivery: DeliveryWrite | null; note: string }> {
-    const owner = await this.notifications.owner(notification.id);
-    if (!owner) return { delivery: null, note: 'the notification has no owner to tell' };
-    if (owner.deactivated || !owner.email || isNoEmail(owner.email) || !isMailbox(owner.email)) {
-      return {
-        delivery: null,
-        note: 'the notification’s owner has no email address to be told at, so this record alone says it',
-      };
-    }
-    return {
-      delivery: {
-        recipientKey: `owner:${owner.userId}`,
-        recipientType: 'OWNER',
-        userId: owner.userId,
-        embedUserId: null,
-        email: owner.email,
-        contextHash: OWNER_NOTICE,
-      },
-      note: `the notification’s owner (${owner.email}) is told by email (the run’s OWNER delivery)`,
-    };
   }
 
   /** Keeps the owner's notice as the run's render for {@link OWNER_NOTICE} (no attachment). */

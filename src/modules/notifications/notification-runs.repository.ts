@@ -7,6 +7,45 @@ export interface RunRow {
   notificationId: number;
   scheduledFor: string;
   status: string;
+  /** `schedule` or `manual` (run now). */
+  trigger: string;
+}
+
+/** A run as `POST .../run` answers it and `notification.run_finished` carries it. */
+export interface RunView {
+  id: string;
+  notificationId: number;
+  scheduledFor: string;
+  trigger: string;
+  status: string;
+  error: string | null;
+  jobRunId: string | null;
+  requestedBy: number | null;
+  createdAt: string;
+  finishedAt: string | null;
+}
+
+/** How the deliveries to a run's recipients ended (the owner's notice not counted). */
+export interface RunCounts {
+  total: number;
+  sent: number;
+  failed: number;
+  unknown: number;
+  skipped: number;
+}
+
+/** A delivery refused for good by the mail server (failed after an attempt to send it). */
+export interface RefusedDelivery {
+  email: string;
+  error: string | null;
+}
+
+/** A resend of a delivery, as `resends` keeps it: the failure it resent. */
+export interface ResendEntry {
+  at: string;
+  byUserId: number | null;
+  email: string;
+  error: string | null;
 }
 
 export interface RenderRow {
@@ -54,8 +93,40 @@ export interface DeliveryListRow {
   messageId: string | null;
   aiSummary: string | null;
   sentAt: string | null;
+  resends: ResendEntry[];
   createdAt: string;
 }
+
+/** A delivery with what a resend and an event need besides its list item. */
+export interface DeliveryDetail extends DeliveryListRow {
+  accountId: number;
+  notificationId: number;
+  recipientKey: string;
+  contextHash: string;
+}
+
+/** The columns of a delivery's list item (`d`, joined to its run `r`). */
+const DELIVERY_COLUMNS = `d.id, d.run_id AS "runId", ${isoSql('r.scheduled_for')} AS "scheduledFor",
+  d.recipient_type AS "recipientType", d.user_id AS "userId", d.embed_user_id AS "embedUserId", d.email,
+  d.status, d.attempts, d.last_error AS "lastError", d.smtp_response AS "smtpResponse",
+  d.message_id AS "messageId", d.ai_summary AS "aiSummary",
+  CASE WHEN d.sent_at IS NULL THEN NULL ELSE ${isoSql('d.sent_at')} END AS "sentAt", d.resends,
+  ${isoSql('d.created_at')} AS "createdAt"`;
+
+const RUN_VIEW = `r.id, r.notification_id AS "notificationId", ${isoSql('r.scheduled_for')} AS "scheduledFor",
+  r.trigger, r.status, r.error, r.job_run_id AS "jobRunId", r.requested_by AS "requestedBy",
+  ${isoSql('r.created_at')} AS "createdAt",
+  CASE WHEN r.finished_at IS NULL THEN NULL ELSE ${isoSql('r.finished_at')} END AS "finishedAt"`;
+
+/** Statuses of a delivery that has not ended (`held`: waiting for its paused notification). */
+const OPEN = `('queued', 'sending', 'held')`;
+
+/**
+ * A delivery its notification's pause holds: one of a scheduled run (run now is asked for by
+ * hand), never resent (a resend is too). `d` is the delivery.
+ */
+const HOLDABLE = `jsonb_array_length(d.resends) = 0
+  AND EXISTS (SELECT 1 FROM notification_runs hr WHERE hr.id = d.run_id AND hr.trigger = 'schedule')`;
 
 /**
  * All SQL on `notification_runs`, `notification_renders`, `notification_deliveries` and
@@ -76,11 +147,108 @@ export class NotificationRunsRepository {
       { notificationId, scheduledFor, jobRunId },
     );
     const row = await this.db.one<RunRow>(
-      `SELECT id, notification_id AS "notificationId", ${isoSql('scheduled_for')} AS "scheduledFor", status
+      `SELECT id, notification_id AS "notificationId", ${isoSql('scheduled_for')} AS "scheduledFor", status,
+         trigger
        FROM notification_runs WHERE notification_id = :notificationId AND scheduled_for = :scheduledFor`,
       { notificationId, scheduledFor },
     );
     return row!;
+  }
+
+  /**
+   * The run of a run now, `queued`, at `at` or (when a run of the notification is already recorded
+   * for that very millisecond) the next free millisecond after it; answers its view.
+   */
+  async insertManualRun(notificationId: number, at: Date, requestedBy: number | null): Promise<RunView> {
+    for (let shift = 0; ; shift++) {
+      const row = await this.db.one<{ id: string }>(
+        `INSERT INTO notification_runs (notification_id, scheduled_for, status, trigger, requested_by)
+         VALUES (:notificationId, :scheduledFor, 'queued', 'manual', :requestedBy)
+         ON CONFLICT (notification_id, scheduled_for) DO NOTHING RETURNING id`,
+        { notificationId, scheduledFor: new Date(at.getTime() + shift), requestedBy },
+      );
+      if (row) return (await this.runView(row.id))!;
+    }
+  }
+
+  async setRunJob(runId: string, jobRunId: string | null): Promise<void> {
+    await this.db.query(`UPDATE notification_runs SET job_run_id = :jobRunId WHERE id = :runId`, {
+      runId,
+      jobRunId,
+    });
+  }
+
+  /** A run asked for by hand starts: `queued` → `rendering`. */
+  async startRun(runId: string): Promise<void> {
+    await this.db.query(
+      `UPDATE notification_runs SET status = 'rendering', updated_at = now() WHERE id = :runId AND status = 'queued'`,
+      { runId },
+    );
+  }
+
+  runView(runId: string): Promise<RunView | undefined> {
+    return this.db.one<RunView>(`SELECT ${RUN_VIEW} FROM notification_runs r WHERE r.id = :runId`, { runId });
+  }
+
+  /**
+   * Ends the run once (compare-and-set on `finished_at`) when its deliveries are recorded and every
+   * one to a recipient has ended (`sent`, `failed`, `unknown`, `skipped`); a `delivering` run
+   * becomes `finished`. Answers the run's view when this call ended it, else undefined.
+   */
+  async finishRun(runId: string): Promise<RunView | undefined> {
+    const row = await this.db.one<{ id: string }>(
+      `UPDATE notification_runs r SET finished_at = now(), updated_at = now(),
+         status = CASE WHEN r.status = 'delivering' THEN 'finished' ELSE r.status END
+       WHERE r.id = :runId AND r.finished_at IS NULL AND r.status IN ('delivering', 'failed', 'skipped')
+         AND NOT EXISTS (SELECT 1 FROM notification_deliveries d
+           WHERE d.notification_id = r.notification_id AND d.run_id = r.id AND d.status IN ${OPEN}
+             AND d.recipient_type <> 'OWNER')
+       RETURNING r.id`,
+      { runId },
+    );
+    return row ? this.runView(row.id) : undefined;
+  }
+
+  /** How the run's deliveries to recipients ended, and those the mail server refused for good. */
+  async runOutcome(runId: string): Promise<{ counts: RunCounts; refused: RefusedDelivery[] }> {
+    const rows = await this.db.query<{
+      status: string;
+      attempts: number;
+      email: string;
+      error: string | null;
+    }>(
+      `SELECT status, attempts, email, last_error AS error FROM notification_deliveries
+       WHERE run_id = :runId AND recipient_type <> 'OWNER' ORDER BY id`,
+      { runId },
+    );
+    const counts: RunCounts = { total: rows.length, sent: 0, failed: 0, unknown: 0, skipped: 0 };
+    for (const r of rows) {
+      if (r.status === 'sent' || r.status === 'failed' || r.status === 'unknown' || r.status === 'skipped') {
+        counts[r.status] += 1;
+      }
+    }
+    const refused = rows
+      .filter((r) => r.status === 'failed' && r.attempts > 0)
+      .map((r) => ({ email: r.email, error: r.error }));
+    return { counts, refused };
+  }
+
+  /** Whether the run has a notice to the notification's owner already (one per run). */
+  async hasOwnerDelivery(runId: string): Promise<boolean> {
+    const row = await this.db.one<{ ok: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM notification_deliveries WHERE run_id = :runId AND recipient_type = 'OWNER') AS ok`,
+      { runId },
+    );
+    return row!.ok;
+  }
+
+  /** Adds a sentence to what the run's record says. */
+  async noteOnRun(runId: string, note: string): Promise<void> {
+    await this.db.query(
+      `UPDATE notification_runs SET error = CASE WHEN error IS NULL THEN :note::text ELSE error || '. ' || :note::text END,
+         updated_at = now() WHERE id = :runId`,
+      { runId, note },
+    );
   }
 
   async setRunStatus(runId: string, status: string, error: string | null = null): Promise<void> {
@@ -94,7 +262,8 @@ export class NotificationRunsRepository {
   /** Runs of a notification, oldest first (tests and the docs' examples read them). */
   runs(notificationId: number): Promise<RunRow[]> {
     return this.db.query<RunRow>(
-      `SELECT id, notification_id AS "notificationId", ${isoSql('scheduled_for')} AS "scheduledFor", status
+      `SELECT id, notification_id AS "notificationId", ${isoSql('scheduled_for')} AS "scheduledFor", status,
+         trigger
        FROM notification_runs WHERE notification_id = :notificationId ORDER BY scheduled_for`,
       { notificationId },
     );
@@ -130,7 +299,8 @@ export class NotificationRunsRepository {
   /**
    * Records the deliveries of a run; those already there are kept as they are. With `refused`,
    * they are recorded never to be sent, with that reason: `skipped` (the hourly limit) or, with
-   * `status`, `failed` (the run could make nothing to send them).
+   * `status`, `failed` (the run could make nothing to send them). Answers the ids of the rows this
+   * call wrote (those already there are not).
    */
   async addDeliveries(
     runId: string,
@@ -139,16 +309,17 @@ export class NotificationRunsRepository {
     rows: readonly DeliveryWrite[],
     refused: string | null = null,
     status: 'skipped' | 'failed' = 'skipped',
-  ): Promise<void> {
-    if (rows.length === 0) return;
-    await this.db.query(
+  ): Promise<string[]> {
+    if (rows.length === 0) return [];
+    const inserted = await this.db.query<{ id: string }>(
       `INSERT INTO notification_deliveries (run_id, notification_id, recipient_key, recipient_type, user_id,
          embed_user_id, email, context_hash, ai_summary, status, last_error)
        SELECT :runId, :notificationId, v.key, v.type, v.user_id, v.embed_user_id, v.email, v.hash, :aiSummary,
          CASE WHEN :refused::text IS NULL THEN 'queued' ELSE :status::varchar END, :refused::text
        FROM unnest(:keys::text[], :types::text[], :userIds::int[], :embedUserIds::int[], :emails::text[],
          :hashes::text[]) AS v(key, type, user_id, embed_user_id, email, hash)
-       ON CONFLICT (run_id, recipient_key) DO NOTHING`,
+       ON CONFLICT (run_id, recipient_key) DO NOTHING
+       RETURNING id`,
       {
         runId,
         notificationId,
@@ -163,6 +334,7 @@ export class NotificationRunsRepository {
         hashes: rows.map((r) => r.contextHash),
       },
     );
+    return inserted.map((r) => r.id);
   }
 
   /**
@@ -220,15 +392,103 @@ export class NotificationRunsRepository {
 
   /**
    * Takes a queued delivery for one send attempt (`queued` → `sending`, attempts + 1) and answers
-   * the attempt number; undefined when it is not queued (sent, failed, or being sent).
+   * the attempt number; undefined when it is not queued (sent, failed, or being sent), or when its
+   * notification is paused and the pause holds it.
    */
   async claim(id: string): Promise<number | undefined> {
     const row = await this.db.one<{ attempts: number }>(
-      `UPDATE notification_deliveries SET status = 'sending', attempts = attempts + 1, updated_at = now()
-       WHERE id = :id AND status = 'queued' RETURNING attempts`,
+      `UPDATE notification_deliveries d SET status = 'sending', attempts = d.attempts + 1, updated_at = now()
+       WHERE d.id = :id AND d.status = 'queued'
+         AND NOT (EXISTS (SELECT 1 FROM notifications n WHERE n.id = d.notification_id AND n.paused_at IS NOT NULL)
+           AND ${HOLDABLE})
+       RETURNING d.attempts`,
       { id },
     );
     return row?.attempts;
+  }
+
+  /**
+   * Holds a queued delivery of a paused notification (`queued` → `held`) until it is resumed. The
+   * notification's row is read with a share lock, so a resume committing meanwhile is seen (and
+   * nothing is held after it let the held ones go). True when it held it.
+   */
+  async hold(id: string): Promise<boolean> {
+    const row = await this.db.one<{ id: string }>(
+      `UPDATE notification_deliveries d SET status = 'held', updated_at = now()
+       WHERE d.id = :id AND d.status = 'queued' AND ${HOLDABLE}
+         AND EXISTS (SELECT 1 FROM notifications n WHERE n.id = d.notification_id AND n.paused_at IS NOT NULL
+           FOR SHARE)
+       RETURNING d.id`,
+      { id },
+    );
+    return row !== undefined;
+  }
+
+  /** Lets the notification's held deliveries go (`held` → `queued`); answers their ids. */
+  async releaseHeld(notificationId: number): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(
+      `UPDATE notification_deliveries SET status = 'queued', updated_at = now()
+       WHERE notification_id = :notificationId AND status = 'held' RETURNING id`,
+      { notificationId },
+    );
+    return rows.map((r) => r.id).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
+  }
+
+  /**
+   * Resends a failed delivery once (compare-and-set `failed` → `queued`) to `email`, noting the
+   * failure it resends in `resends`; the last error goes with it. Answers the number of resends
+   * made so far, or undefined when the delivery was not `failed` (a parallel resend took it).
+   */
+  async resend(
+    notificationId: number,
+    id: string,
+    email: string,
+    byUserId: number | null,
+  ): Promise<number | undefined> {
+    const row = await this.db.one<{ resends: number }>(
+      `UPDATE notification_deliveries d SET status = 'queued', email = :email, last_error = NULL,
+         resends = d.resends || jsonb_build_array(jsonb_build_object('at', ${isoSql('now()')},
+           'byUserId', :byUserId::int, 'email', d.email, 'error', d.last_error)),
+         updated_at = now()
+       WHERE d.id = :id AND d.notification_id = :notificationId AND d.status = 'failed'
+       RETURNING jsonb_array_length(d.resends) AS resends`,
+      { id, notificationId, email, byUserId },
+    );
+    return row?.resends;
+  }
+
+  /** A delivery of the notification with its list item, or undefined. */
+  deliveryOf(notificationId: number, id: string): Promise<DeliveryDetail | undefined> {
+    return this.db.one<DeliveryDetail>(
+      `SELECT ${DELIVERY_COLUMNS}, n.account_id AS "accountId", d.notification_id AS "notificationId",
+         d.recipient_key AS "recipientKey", d.context_hash AS "contextHash"
+       FROM notification_deliveries d JOIN notification_runs r ON r.id = d.run_id
+         JOIN notifications n ON n.id = d.notification_id
+       WHERE d.id = :id AND d.notification_id = :notificationId`,
+      { id, notificationId },
+    );
+  }
+
+  /** Deliveries with their list items, by id alone (jobs), in id order. */
+  deliveryDetails(ids: readonly string[]): Promise<DeliveryDetail[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.db.query<DeliveryDetail>(
+      `SELECT ${DELIVERY_COLUMNS}, n.account_id AS "accountId", d.notification_id AS "notificationId",
+         d.recipient_key AS "recipientKey", d.context_hash AS "contextHash"
+       FROM notification_deliveries d JOIN notification_runs r ON r.id = d.run_id
+         JOIN notifications n ON n.id = d.notification_id
+       WHERE d.id = ANY(:ids::bigint[]) ORDER BY d.id`,
+      { ids },
+    );
+  }
+
+  /** Whether the run kept a render for `contextHash` (what a delivery of it sends). */
+  async hasRender(runId: string, contextHash: string): Promise<boolean> {
+    const row = await this.db.one<{ ok: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM notification_renders WHERE run_id = :runId AND context_hash = :contextHash) AS ok`,
+      { runId, contextHash },
+    );
+    return row!.ok;
   }
 
   /** Records the outcome of attempt `attempt`, if it still holds the delivery. */
@@ -263,12 +523,7 @@ export class NotificationRunsRepository {
   /** A page of a notification's deliveries, newest first, after the id `after`. */
   deliveries(notificationId: number, after: string | null, limit: number): Promise<DeliveryListRow[]> {
     return this.db.query<DeliveryListRow>(
-      `SELECT d.id, d.run_id AS "runId", ${isoSql('r.scheduled_for')} AS "scheduledFor",
-         d.recipient_type AS "recipientType", d.user_id AS "userId", d.embed_user_id AS "embedUserId", d.email,
-         d.status, d.attempts, d.last_error AS "lastError", d.smtp_response AS "smtpResponse",
-         d.message_id AS "messageId", d.ai_summary AS "aiSummary",
-         CASE WHEN d.sent_at IS NULL THEN NULL ELSE ${isoSql('d.sent_at')} END AS "sentAt",
-         ${isoSql('d.created_at')} AS "createdAt"
+      `SELECT ${DELIVERY_COLUMNS}
        FROM notification_deliveries d JOIN notification_runs r ON r.id = d.run_id
        WHERE d.notification_id = :notificationId AND (:after::bigint IS NULL OR d.id < :after::bigint)
        ORDER BY d.id DESC LIMIT :limit`,

@@ -1,15 +1,18 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query, UseFilters } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Action } from '../../core/auth/action.js';
 import { CurrentPrincipal, RequireActions } from '../../core/auth/access.decorators.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { ApiErrors } from '../../core/openapi/api-errors.decorator.js';
-import { IdParam } from '../../core/http/id.pipe.js';
+import { BigIdParam, IdParam } from '../../core/http/id.pipe.js';
+import { refuseBody } from '../../core/http/no-body.js';
 import type { Page } from '../../core/http/pagination.js';
 import { DeploymentScopeFilter } from '../deployments/deployment-scope.filter.js';
 import {
   CreateNotificationDto,
+  NoFieldsBodyDto,
   NotificationDto,
+  NotificationRunDto,
   NotificationsListDto,
   NotificationsQueryDto,
   UpdateNotificationDto,
@@ -17,16 +20,19 @@ import {
 import {
   AddNotificationRecipientsDto,
   NotificationDeliveriesListDto,
+  NotificationDeliveryDto,
   NotificationRecipientsListDto,
   NotificationRecipientsMutationDto,
   RecipientsQueryDto,
   RemoveNotificationRecipientsDto,
-  type NotificationDeliveryDto,
   type NotificationRecipientDto,
 } from './dto/recipient.dto.js';
+import { NotificationOperationsService } from './notification-operations.service.js';
 import { NotificationRecipientsService } from './notification-recipients.service.js';
 import { NotificationsService } from './notifications.service.js';
 import { Audited } from '../../core/audit/audited.decorator.js';
+
+const DELIVERY_ID = 'A delivery id, as `id` of the deliveries list gives it';
 
 const ADMIN_ONLY = 'Admin only.';
 
@@ -38,6 +44,7 @@ export class NotificationsController {
   constructor(
     private readonly notifications: NotificationsService,
     private readonly recipients: NotificationRecipientsService,
+    private readonly operations: NotificationOperationsService,
   ) {}
 
   @Get()
@@ -201,8 +208,8 @@ export class NotificationsController {
     summary: 'List the deliveries of a notification',
     description:
       `${ADMIN_ONLY} One per run and recipient, newest first: the occurrence, the address, the status ` +
-      '(`queued`, `sending`, `sent`, `failed`, `unknown`, or `skipped` past the account’s hourly delivery limit), ' +
-      'attempts, the last error and SMTP answer, and ' +
+      '(`queued`, `held` while the notification is paused, `sending`, `sent`, `failed`, `unknown`, or `skipped` ' +
+      'past the account’s hourly delivery limit), attempts, the last error and SMTP answer, the resends, and ' +
       '`aiSummary: not_produced` when the notification asks for an AI summary (none is made).',
   })
   @ApiOkResponse({ type: NotificationDeliveriesListDto })
@@ -214,5 +221,117 @@ export class NotificationsController {
     @Query() query: RecipientsQueryDto,
   ): Promise<Page<NotificationDeliveryDto>> {
     return this.notifications.deliveries(actor, deploymentId, id, query);
+  }
+
+  @Post(':id/run')
+  @Audited()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Run a scheduled notification now',
+    description:
+      `${ADMIN_ONLY} One run outside the schedule, now, through the same job and rules as a scheduled one (its ` +
+      'recipients, security contexts, the hourly delivery limit); the schedule’s next occurrence does not move. ' +
+      'Answers the run, `queued`; its deliveries appear in the deliveries list. A paused or disabled ' +
+      'notification runs too. One run now per notification at a time: another while one is queued or running ' +
+      'is a 409 `notification_run_in_progress`, and starts nothing. Takes no body.',
+  })
+  @ApiBody({ type: NoFieldsBodyDto, required: false })
+  @ApiOkResponse({ type: NotificationRunDto })
+  @ApiErrors(
+    'validation_failed',
+    'deployment_not_found',
+    'notification_not_found',
+    'notification_run_in_progress',
+    'queue_unavailable',
+  )
+  runNotification(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @IdParam('id') id: number,
+    @Body() body: unknown,
+  ): Promise<NotificationRunDto> {
+    refuseBody(body, 'run');
+    return this.operations.runNow(actor, deploymentId, id);
+  }
+
+  @Post(':id/deliveries/:deliveryId/resend')
+  @Audited()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Resend a failed delivery',
+    description:
+      `${ADMIN_ONLY} Sends a \`failed\` delivery once more, to that recipient only, with the email its run made, ` +
+      'at the recipient’s address now (a user’s email as it is now, an embed recipient’s address as now recorded; ' +
+      'the delivery’s own when the recipient is gone). The same delivery goes back to `queued` (its `resends` ' +
+      'keep the failure), then `sent` or `failed`. Of parallel resends one acts; a delivery not `failed` is a 409 ' +
+      '`delivery_not_failed`, one whose run made nothing to send (or to a deactivated user) a 409 ' +
+      '`delivery_not_resendable`. Counted against the hourly delivery limit. Takes no body.',
+  })
+  @ApiBody({ type: NoFieldsBodyDto, required: false })
+  @ApiOkResponse({ type: NotificationDeliveryDto })
+  @ApiErrors(
+    'validation_failed',
+    'deployment_not_found',
+    'notification_not_found',
+    'notification_delivery_not_found',
+    'delivery_not_failed',
+    'delivery_not_resendable',
+    'notification_delivery_limit_reached',
+    'queue_unavailable',
+  )
+  resendNotificationDelivery(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @IdParam('id') id: number,
+    @BigIdParam('deliveryId', DELIVERY_ID) deliveryId: string,
+    @Body() body: unknown,
+  ): Promise<NotificationDeliveryDto> {
+    refuseBody(body, 'resend');
+    return this.operations.resend(actor, deploymentId, id, deliveryId);
+  }
+
+  @Post(':id/pause')
+  @Audited()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Pause a scheduled notification',
+    description:
+      `${ADMIN_ONLY} Its schedule stops firing and the deliveries of its scheduled runs not sent yet wait ` +
+      '(`held`), until it is resumed; `pausedAt` says since when. `isEnabled` is left as it is. Run now and ' +
+      'resends still act. Idempotent. Takes no body.',
+  })
+  @ApiBody({ type: NoFieldsBodyDto, required: false })
+  @ApiOkResponse({ type: NotificationDto })
+  @ApiErrors('validation_failed', 'deployment_not_found', 'notification_not_found')
+  pauseNotification(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @IdParam('id') id: number,
+    @Body() body: unknown,
+  ): Promise<NotificationDto> {
+    refuseBody(body, 'pause');
+    return this.operations.pause(actor, deploymentId, id);
+  }
+
+  @Post(':id/resume')
+  @Audited()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Resume a paused notification',
+    description:
+      `${ADMIN_ONLY} The held deliveries go, and the schedule (when the notification is enabled) fires from its ` +
+      'next occurrence after now: occurrences missed while paused are not made up. Idempotent. Takes no body.',
+  })
+  @ApiBody({ type: NoFieldsBodyDto, required: false })
+  @ApiOkResponse({ type: NotificationDto })
+  @ApiErrors('validation_failed', 'deployment_not_found', 'notification_not_found')
+  resumeNotification(
+    @CurrentPrincipal() actor: Principal,
+    @IdParam('deploymentId') deploymentId: number,
+    @IdParam('id') id: number,
+    @Body() body: unknown,
+  ): Promise<NotificationDto> {
+    refuseBody(body, 'resume');
+    return this.operations.resume(actor, deploymentId, id);
   }
 }

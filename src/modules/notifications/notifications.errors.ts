@@ -5,4 +5,8 @@ export const notificationsError = errorsOf(
   'unsupported_recipient_type',
   'invalid_notification_recipient',
   'notification_recipient_limit_reached',
+  'notification_run_in_progress',
+  'delivery_not_failed',
+  'delivery_not_resendable',
+  'notification_delivery_limit_reached',
 );

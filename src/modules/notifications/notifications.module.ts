@@ -15,8 +15,11 @@ import { NotificationRender } from './entities/notification-render.entity.js';
 import { NotificationRun } from './entities/notification-run.entity.js';
 import { Notification } from './entities/notification.entity.js';
 import { NotificationDeliverJob } from './notification-deliver.job.js';
+import { NotificationEvents } from './notification-events.js';
 import { NOTIFICATION_DELIVER_JOB, NOTIFICATION_RUN_JOB } from './notification-jobs.js';
+import { NotificationOperationsService } from './notification-operations.service.js';
 import { NotificationRecipientsService } from './notification-recipients.service.js';
+import { NotificationRunEnding } from './notification-run-ending.js';
 import { NotificationRunJob } from './notification-run.job.js';
 import { NotificationRunsRepository } from './notification-runs.repository.js';
 import { NotificationsController } from './notifications.controller.js';
@@ -27,7 +30,9 @@ import { NotificationsService } from './notifications.service.js';
  * Scheduled notifications: a published dashboard mailed to console and embed users on a schedule
  * (`job_schedules`, fired by the relay's tick). `notification.run` renders it per security context
  * (reports' data from the data API, the attachment from `delivery/`), `notification.deliver`
- * mails each recipient once. Embed users are provisioned through the embedding module, which is
+ * mails each recipient once; an admin runs one now, resends a failed delivery, pauses and resumes
+ * (`NotificationOperationsService`), and runs and failed deliveries publish their events
+ * (`DomainEvents`, provided by the webhooks module). Embed users are provisioned through the embedding module, which is
  * global. Exports {@link DashboardRendering} (a published dashboard rendered to PDF or PNG under
  * one security context), which the runs use and dashboard exports share.
  */
@@ -54,6 +59,9 @@ import { NotificationsService } from './notifications.service.js';
     NotificationRunsRepository,
     NotificationsService,
     NotificationRecipientsService,
+    NotificationOperationsService,
+    NotificationRunEnding,
+    NotificationEvents,
     DashboardRendering,
     NotificationRunJob,
     NotificationDeliverJob,

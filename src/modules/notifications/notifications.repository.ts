@@ -22,11 +22,13 @@ export interface NotificationRow extends ScheduleFields {
   timeGrains: unknown[] | null;
   memberSwitchers: unknown[] | null;
   createdBy: number | null;
+  /** When it was paused (ISO 8601), or null. */
+  pausedAt: string | null;
   createdAt: string;
   updatedAt: string;
 }
 
-export type NotificationWrite = Omit<NotificationRow, 'id' | 'createdAt' | 'updatedAt'>;
+export type NotificationWrite = Omit<NotificationRow, 'id' | 'createdAt' | 'updatedAt' | 'pausedAt'>;
 
 /** A published dashboard a notification runs. */
 export interface DashboardRef {
@@ -80,6 +82,7 @@ const COLUMNS = `n.id, n.account_id AS "accountId", n.deployment_id AS "deployme
   n.notification_enabled AS "notificationEnabled", n.notification_format AS "notificationFormat",
   n.notification_ai_summary AS "notificationAiSummary", n.filters, n.time_grains AS "timeGrains",
   n.member_switchers AS "memberSwitchers", n.created_by AS "createdBy",
+  CASE WHEN n.paused_at IS NULL THEN NULL ELSE ${isoSql('n.paused_at')} END AS "pausedAt",
   ${isoSql('n.created_at')} AS "createdAt", ${isoSql('n.updated_at')} AS "updatedAt"`;
 
 const RECIPIENT_COLUMNS = `r.id, r.type, r.user_id AS "userId", u.username,
@@ -189,6 +192,15 @@ export class NotificationsRepository {
         timeGrains: json(row.timeGrains),
         memberSwitchers: json(row.memberSwitchers),
       },
+    );
+  }
+
+  /** Pauses (`paused_at = now()`) or resumes (null) the notification; the caller holds its row lock. */
+  async setPaused(id: number, paused: boolean): Promise<void> {
+    await this.db.query(
+      `UPDATE notifications SET paused_at = CASE WHEN :paused THEN now() ELSE NULL END, updated_at = now()
+       WHERE id = :id`,
+      { id, paused },
     );
   }
 
@@ -337,6 +349,18 @@ export class NotificationsRepository {
       `SELECT u.id AS "userId", u.email, COALESCE(u.is_deactivated, false) AS deactivated
        FROM notifications n ${userJoin('n.created_by', 'u', 'INNER')} WHERE n.id = :notificationId`,
       { notificationId },
+    );
+  }
+
+  /** A user of the account as a resend to them reads it: their address now, and whether deactivated. */
+  user(
+    accountId: number,
+    userId: number,
+  ): Promise<{ email: string | null; deactivated: boolean } | undefined> {
+    return this.db.one(
+      `SELECT u.email, COALESCE(u.is_deactivated, false) AS deactivated
+       FROM (SELECT :userId::int AS id) x ${userJoin('x.id', 'u', 'INNER')} WHERE u.account_id = :accountId`,
+      { accountId, userId },
     );
   }
 

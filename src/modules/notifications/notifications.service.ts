@@ -14,7 +14,7 @@ import type {
   UpdateNotificationDto,
 } from './dto/notification.dto.js';
 import type { NotificationDeliveryDto, RecipientsQueryDto } from './dto/recipient.dto.js';
-import { NOTIFICATION_RUN_JOB } from './notification-jobs.js';
+import { NOTIFICATION_RUN_JOB, scheduleOwner } from './notification-jobs.js';
 import { NotificationRunsRepository } from './notification-runs.repository.js';
 import {
   assertMinInterval,
@@ -24,13 +24,12 @@ import {
 } from './notification-schedule.js';
 import { NotificationsRepository, type NotificationRow } from './notifications.repository.js';
 
-/** The `job_schedules` owner of a notification's schedule (and of its runs). */
-export const scheduleOwner = (id: number) => `notification:${id}`;
+export { scheduleOwner };
 
 /**
  * Scheduled notifications of a deployment: the rows, and their schedules in `job_schedules`
  * (created, changed and removed in the same unit of work as the row; enabled only while the
- * notification is enabled and its mail is on). Routes are admin-only (the controller); this
+ * notification is enabled, its mail is on and it is not paused). Routes are admin-only (the controller); this
  * service checks that the deployment, the dashboard and the notification are the caller's.
  */
 @Injectable()
@@ -171,10 +170,12 @@ export class NotificationsService {
         timeGrains: dto.timeGrains !== undefined ? dto.timeGrains : current.timeGrains,
         memberSwitchers: dto.memberSwitchers !== undefined ? dto.memberSwitchers : current.memberSwitchers,
       };
-      const enabled = next.isEnabled && next.notificationEnabled;
+      const on = next.isEnabled && next.notificationEnabled;
+      // A paused notification's schedule stays off until it is resumed.
+      const enabled = on && current.pausedAt === null;
       // A schedule stored before the minimum (or a lower one) is left alone until it is changed or
       // turned back on; its occurrences closer than the minimum are skipped when they fire.
-      const turnedOn = enabled && !(current.isEnabled && current.notificationEnabled);
+      const turnedOn = on && !(current.isEnabled && current.notificationEnabled);
       if (cron !== current.cronExpression || fields.timezone !== current.timezone || turnedOn) {
         assertMinInterval(cron, fields.timezone, this.config.notifications.minIntervalMinutes);
       }
@@ -262,6 +263,7 @@ export function toDto(row: NotificationRow): NotificationDto {
     humanReadableSchedule: humanReadableSchedule(row.cronExpression, row.timezone),
     isEnabled: row.isEnabled,
     notificationEnabled: row.notificationEnabled,
+    pausedAt: row.pausedAt,
     notificationFormat: row.notificationFormat,
     notificationAiSummary: row.notificationAiSummary,
     filters: row.filters as NotificationDto['filters'],

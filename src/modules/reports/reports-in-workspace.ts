@@ -3,6 +3,7 @@ import { AccessService } from '../../core/auth/access.service.js';
 import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { isoSql } from '../../core/database/sql.js';
+import { DomainEvents } from '../../core/events/domain-events.js';
 import { resourceOwnerSql } from '../users/users.fragments.js';
 import type { WorkspaceItemDto } from '../workspace/dto/workspace.dto.js';
 import {
@@ -12,6 +13,7 @@ import {
   type WorkspaceContentKind,
 } from '../workspace/workspace-content.js';
 import { folderChainSql, folderJoin, folderPathSql } from '../workspace/workspace.fragments.js';
+import { reportDeleted, reportEvent } from './report-events.js';
 import { randomReportPublicId } from './report.mapper.js';
 import { ReportSnapshotsRepository } from './report-snapshots.repository.js';
 import { reportSnapshotsJsonSql } from './reports.fragments.js';
@@ -32,6 +34,7 @@ export class ReportsInWorkspace implements WorkspaceContentKind, OnModuleInit {
     private readonly repository: ReportsRepository,
     private readonly access: AccessService,
     private readonly snapshots: ReportSnapshotsRepository,
+    private readonly events: DomainEvents,
   ) {}
 
   onModuleInit(): void {
@@ -88,21 +91,37 @@ export class ReportsInWorkspace implements WorkspaceContentKind, OnModuleInit {
     return this.reports.remove(actor, deploymentId, id);
   }
 
-  /** The reports go with the workbook by foreign key; the grants on them go here. */
+  /**
+   * The reports go with the workbook by foreign key; the grants on them go here, and each
+   * publishes `report.deleted`.
+   */
   async workbookDeleting(accountId: number, workbookId: number): Promise<void> {
-    await this.access.forget(accountId, 'Report', await this.repository.idsInWorkbook(workbookId));
+    const reports = await this.repository.inWorkbook(workbookId);
+    await this.access.forget(
+      accountId,
+      'Report',
+      reports.map((r) => r.id),
+    );
+    for (const report of reports) await this.events.publish(reportDeleted(accountId, report));
   }
 
-  copyWorkbook(
+  /** Copies the workbook's reports; each copy publishes `report.created`. */
+  async copyWorkbook(
     actor: Principal,
     sourceId: number,
     copy: { id: number; folderId: number | null },
   ): Promise<Map<number, number>> {
-    return this.repository.copyWorkbookReports(
+    const ids = await this.repository.copyWorkbookReports(
       sourceId,
       { workbookId: copy.id, folderId: copy.folderId },
       actor.userId,
       randomReportPublicId,
     );
+    if (ids.size > 0) {
+      for (const row of await this.repository.readMany(actor.accountId, [...ids.values()])) {
+        await this.events.publish(reportEvent(actor.accountId, 'created', row));
+      }
+    }
+    return ids;
   }
 }

@@ -3,8 +3,13 @@ import { Database } from '../../core/database/database.js';
 import type { SqlParams } from '../../core/database/named-params.js';
 import { deploymentInAccountSql } from '../deployments/deployments.fragments.js';
 import { folderChainSql, folderJoin } from '../workspace/workspace.fragments.js';
+import type { DeletedReport } from './report-events.js';
 import type { ReportRow } from './report.mapper.js';
 import { READ_REPORT_SQL, REPORT_COUNT_SQL, reportSelectSql } from './report.sql.js';
+
+/** What identifies a deleted report, as `RETURNING` or a select names it. */
+const DELETED_COLUMNS = `id, public_id AS "publicId", name, folder_id AS "folderId", workbook_id AS "workbookId",
+  deployment_id AS "deploymentId"`;
 
 /** Sort columns of the report list; the id breaks ties so the keyset is total. */
 export const REPORT_SORTS = {
@@ -254,24 +259,32 @@ export class ReportsRepository {
     return rows.length > 0;
   }
 
-  /** Deletes a report (placements and views follow by foreign key); false when not found. */
-  async delete(accountId: number, deploymentId: number, reportId: number): Promise<boolean> {
-    const rows = await this.db.query(
+  /**
+   * Deletes a report (placements and views follow by foreign key); what identifies it, or
+   * undefined when not found.
+   */
+  delete(accountId: number, deploymentId: number, reportId: number): Promise<DeletedReport | undefined> {
+    return this.db.one<DeletedReport>(
       `DELETE FROM reports WHERE id = :reportId AND deployment_id = :deploymentId AND account_id = :accountId
-       RETURNING id`,
+       RETURNING ${DELETED_COLUMNS}`,
       { reportId, deploymentId, accountId },
     );
-    return rows.length > 0;
   }
 
-  async idsInWorkbook(workbookId: number): Promise<number[]> {
-    const rows = await this.db.query<{ id: number }>(
-      `SELECT id FROM reports WHERE workbook_id = :workbookId`,
-      {
-        workbookId,
-      },
+  /** The reports of a workbook (about to go with it), with what identifies each. */
+  inWorkbook(workbookId: number): Promise<DeletedReport[]> {
+    return this.db.query<DeletedReport>(
+      `SELECT ${DELETED_COLUMNS} FROM reports WHERE workbook_id = :workbookId ORDER BY id`,
+      { workbookId },
     );
-    return rows.map((r) => r.id);
+  }
+
+  /** The shaped rows of the account's reports `ids` (one query), in id order. */
+  readMany(accountId: number, ids: readonly number[]): Promise<ReportRow[]> {
+    return this.db.query<ReportRow>(
+      reportSelectSql('r.id = ANY(:ids::int[]) AND r.account_id = :accountId', 'ORDER BY r.id'),
+      { ids, accountId },
+    );
   }
 
   /**

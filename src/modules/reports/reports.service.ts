@@ -4,6 +4,7 @@ import { AccessService, type ResourceRef } from '../../core/auth/access.service.
 import type { Principal } from '../../core/auth/principal.js';
 import { Database } from '../../core/database/database.js';
 import { uniqueViolation } from '../../core/database/sql.js';
+import { DomainEvents } from '../../core/events/domain-events.js';
 import { coreError } from '../../core/errors/api-error.js';
 import { notFound as missing } from '../../core/errors/not-found.js';
 import { DeploymentsService } from '../deployments/deployments.service.js';
@@ -12,7 +13,14 @@ import { WorkbookLookup } from '../workspace/workbooks.shared.js';
 import { folderRefs } from '../workspace/workspace.fragments.js';
 import type { CreateReportDto, ReportDto, UpdateReportDto } from './dto/report.dto.js';
 import { ReportViews } from './report-views.js';
-import { isReservedPublicId, legacyReportId, toReport, type ReportAccess } from './report.mapper.js';
+import { reportEvent, reportDeleted } from './report-events.js';
+import {
+  isReservedPublicId,
+  legacyReportId,
+  toReport,
+  type ReportAccess,
+  type ReportRow,
+} from './report.mapper.js';
 import { reportsError } from './reports.errors.js';
 import { DEFINITION_COLUMNS, ReportsRepository, type ReportChange } from './reports.repository.js';
 
@@ -39,6 +47,7 @@ export class ReportsService implements OnModuleInit {
     private readonly deployments: DeploymentsService,
     private readonly folders: FoldersService,
     private readonly workbooks: WorkbookLookup,
+    private readonly events: DomainEvents,
   ) {}
 
   /** A report inherits grants from its workbook and from every folder above it; owners manage it. */
@@ -120,24 +129,27 @@ export class ReportsService implements OnModuleInit {
     }
     const name = this.name(dto.name) ?? 'Untitled report';
     try {
-      const id = await this.reports.insert({
-        accountId: actor.accountId,
-        deploymentId,
-        publicId: dto.publicId ?? null,
-        folderId: dto.folderId ?? null,
-        workbookId: dto.workbookId ?? null,
-        name,
-        title: dto.title ?? null,
-        description: dto.description ?? null,
-        jsonQuery: dto.jsonQuery ?? null,
-        sqlQuery: dto.sqlQuery ?? null,
-        pythonCode: dto.pythonCode ?? null,
-        meta: dto.meta ?? null,
-        pivotItems: dto.pivotItems ?? null,
-        source: dto.source ?? null,
-        userId: actor.userId,
+      return await this.db.transaction(async () => {
+        const id = await this.reports.insert({
+          accountId: actor.accountId,
+          deploymentId,
+          publicId: dto.publicId ?? null,
+          folderId: dto.folderId ?? null,
+          workbookId: dto.workbookId ?? null,
+          name,
+          title: dto.title ?? null,
+          description: dto.description ?? null,
+          jsonQuery: dto.jsonQuery ?? null,
+          sqlQuery: dto.sqlQuery ?? null,
+          pythonCode: dto.pythonCode ?? null,
+          meta: dto.meta ?? null,
+          pivotItems: dto.pivotItems ?? null,
+          source: dto.source ?? null,
+          userId: actor.userId,
+        });
+        const row = await this.published(actor.accountId, deploymentId, id, 'created');
+        return toReport(row, { canEdit: true, canManage: true });
       });
-      return this.read(actor, deploymentId, id, { canEdit: true, canManage: true });
     } catch (e) {
       if (uniqueViolation(e) !== null) {
         throw reportsError('public_id_taken', `publicId ${dto.publicId} is already used by another report`);
@@ -161,8 +173,9 @@ export class ReportsService implements OnModuleInit {
     if (dto.folderId !== undefined || dto.workbookId !== undefined) {
       await this.assertPlacementTargets(actor, deploymentId, dto.folderId ?? null, dto.workbookId ?? null);
     }
+    let row: ReportRow | null;
     try {
-      await this.db.transaction(async () => {
+      row = await this.db.transaction(async () => {
         const current = await this.reports.lockForUpdate(actor.accountId, deploymentId, reportId);
         if (!current) throw notFound(reportId);
         if (dto.expectedVersion !== undefined && dto.expectedVersion !== current.version) {
@@ -192,7 +205,10 @@ export class ReportsService implements OnModuleInit {
             if (name !== null) change.name = name;
           } else change[field] = value;
         }
+        // Nothing to write: nothing changes, nothing is published.
+        if (Object.keys(change).length === 0) return null;
         await this.reports.update(reportId, change);
+        return this.published(actor.accountId, deploymentId, reportId, 'changed');
       });
     } catch (e) {
       if (uniqueViolation(e) !== null) {
@@ -200,7 +216,7 @@ export class ReportsService implements OnModuleInit {
       }
       throw e;
     }
-    return this.read(actor, deploymentId, reportId, access);
+    return row ? toReport(row, access) : this.read(actor, deploymentId, reportId, access);
   }
 
   /**
@@ -261,18 +277,39 @@ export class ReportsService implements OnModuleInit {
   ): Promise<ReportDto> {
     const access = await this.assertAccess(actor, reportId, Action.ReportManage);
     if (folderId !== null) await this.assertPlacementTargets(actor, deploymentId, folderId, null);
-    if (!(await this.reports.move(actor.accountId, deploymentId, reportId, folderId)))
-      throw notFound(reportId);
-    return this.read(actor, deploymentId, reportId, access);
+    const row = await this.db.transaction(async () => {
+      if (!(await this.reports.move(actor.accountId, deploymentId, reportId, folderId)))
+        throw notFound(reportId);
+      return this.published(actor.accountId, deploymentId, reportId, 'changed');
+    });
+    return toReport(row, access);
   }
 
   /** Deletes a report, its placements, views and grants (ReportManage). */
   async remove(actor: Principal, deploymentId: number, reportId: number): Promise<void> {
     await this.assertAccess(actor, reportId, Action.ReportManage);
     await this.db.transaction(async () => {
-      if (!(await this.reports.delete(actor.accountId, deploymentId, reportId))) throw notFound(reportId);
+      const deleted = await this.reports.delete(actor.accountId, deploymentId, reportId);
+      if (!deleted) throw notFound(reportId);
       await this.access.forget(actor.accountId, 'Report', [reportId]);
+      await this.events.publish(reportDeleted(actor.accountId, deleted));
     });
+  }
+
+  /**
+   * Inside the unit of work of a create or an update: the report as it is now, published as
+   * `report.created` or `report.changed` (as an account admin reads it).
+   */
+  private async published(
+    accountId: number,
+    deploymentId: number,
+    reportId: number,
+    change: 'created' | 'changed',
+  ): Promise<ReportRow> {
+    const row = await this.reports.read(accountId, deploymentId, reportId);
+    if (!row) throw notFound(reportId);
+    await this.events.publish(reportEvent(accountId, change, row));
+    return row;
   }
 
   /** 404 when unreadable, 403 when readable without `action`; else what the caller may do. */

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../core/auth/principal.js';
 import { Database } from '../../core/database/database.js';
+import { DomainEvents, type DomainEvent } from '../../core/events/domain-events.js';
 import { ApiError } from '../../core/errors/api-error.js';
 import { DirectoryService, type DirectoryUser } from '../users/directory.service.js';
 import { UsersService } from '../users/users.service.js';
@@ -27,6 +28,11 @@ export function asUniqueness(err: unknown): unknown {
   return err;
 }
 
+/** `scim.user_deprovisioned`: a user deactivated (`active: false`) or deleted through SCIM. */
+function deprovisioned(accountId: number, id: number, data: Record<string, unknown>): DomainEvent {
+  return { accountId, type: 'scim.user_deprovisioned', resource: { type: 'user', id }, data };
+}
+
 function notFound(id: number): ApiError {
   return scimError('scim_not_found', `User ${id} was not found`);
 }
@@ -41,6 +47,7 @@ export class ScimUsersService {
     private readonly db: Database,
     private readonly directory: DirectoryService,
     private readonly users: UsersService,
+    private readonly events: DomainEvents,
   ) {}
 
   async list(actor: Principal, query: ListQuery, base: string): Promise<ListResponse> {
@@ -116,16 +123,29 @@ export class ScimUsersService {
   /**
    * DELETE through `UsersService.remove` (not yourself, not the last admin; the user's content
    * passes to the caller), in one transaction with the `If-Match` comparison on the locked row.
+   * Publishes `scim.user_deprovisioned` with what identifies the user and `deleted: true`.
    */
   async remove(actor: Principal, id: number, ifMatch: string | undefined): Promise<void> {
     await this.db.transaction(async () => {
+      const user = await this.directory.lockUser(actor.accountId, id);
       if (ifMatch !== undefined) {
-        const user = await this.directory.lockUser(actor.accountId, id);
         if (!user) throw notFound(id);
         const groups = await this.directory.groupsOfUsers(actor.accountId, [id]);
         checkIfMatch(ifMatch, userEtag(user, groups));
       }
+      // A user that is not there: the users module answers its 404.
       await this.users.remove(actor, id);
+      if (user) {
+        await this.events.publish(
+          deprovisioned(actor.accountId, id, {
+            id: String(id),
+            ...(user.externalId !== null ? { externalId: user.externalId } : {}),
+            userName: user.username,
+            active: false,
+            deleted: true,
+          }),
+        );
+      }
     });
   }
 
@@ -151,11 +171,12 @@ export class ScimUsersService {
         if (unchanged(current, input)) {
           return { resource: toScimUser(current, groups, base), etag: userEtag(current, groups) };
         }
-        if (input.isDeactivated && !current.isDeactivated) {
-          await this.users.guardDeactivation(actor, id);
-        }
+        const deactivating = input.isDeactivated && !current.isDeactivated;
+        if (deactivating) await this.users.guardDeactivation(actor, id);
         const updated = await this.directory.updateUser(actor.accountId, id, input);
         const resource = toScimUser(updated, groups, base);
+        // Deprovisioned (`active` set to false): the user as this SCIM resource shows it.
+        if (deactivating) await this.events.publish(deprovisioned(actor.accountId, id, resource));
         return { resource, etag: userEtag(updated, groups) };
       });
     } catch (err) {

@@ -28,13 +28,19 @@ export class DashboardsRepository {
     private readonly content: WorkspaceContent,
   ) {}
 
-  /** Sets the "allow signed embedding" flag of the workbook's dashboard; false when it has none. */
-  async setAllowEmbed(workbookId: number, allowEmbed: boolean): Promise<boolean> {
-    const rows = await this.db.query(
-      `UPDATE dashboards SET allow_embed = :allowEmbed, updated_at = now() WHERE workbook_id = :workbookId RETURNING id`,
+  /**
+   * Sets the "allow signed embedding" flag of the workbook's dashboard; its id and account, or
+   * undefined when it has none.
+   */
+  setAllowEmbed(
+    workbookId: number,
+    allowEmbed: boolean,
+  ): Promise<{ id: number; accountId: number } | undefined> {
+    return this.db.one(
+      `UPDATE dashboards SET allow_embed = :allowEmbed, updated_at = now() WHERE workbook_id = :workbookId
+       RETURNING id, account_id AS "accountId"`,
       { workbookId, allowEmbed },
     );
-    return rows.length > 0;
   }
 
   /** Sets the flag of the account's dashboard `publicId`; undefined when there is none. */
@@ -42,11 +48,11 @@ export class DashboardsRepository {
     accountId: number,
     publicId: string,
     allowEmbed: boolean,
-  ): Promise<{ publicId: string; allowEmbed: boolean } | undefined> {
+  ): Promise<{ id: number; publicId: string; allowEmbed: boolean } | undefined> {
     return this.db.one(
       `UPDATE dashboards SET allow_embed = :allowEmbed, updated_at = now()
        WHERE public_id = :publicId AND account_id = :accountId
-       RETURNING public_id AS "publicId", allow_embed AS "allowEmbed"`,
+       RETURNING id, public_id AS "publicId", allow_embed AS "allowEmbed"`,
       { publicId, accountId, allowEmbed },
     );
   }
@@ -81,15 +87,14 @@ export class DashboardsRepository {
     });
   }
 
-  /** The ids of the dashboards of a workbook (their grants go with it). */
-  async idsOfWorkbook(workbookId: number): Promise<number[]> {
-    const rows = await this.db.query<{ id: number }>(
-      `SELECT id FROM dashboards WHERE workbook_id = :workbookId`,
-      {
-        workbookId,
-      },
+  /** The dashboards of a workbook being deleted (their grants go with it): what identifies each. */
+  ofWorkbookForDelete(
+    workbookId: number,
+  ): Promise<Array<{ id: number; publicId: string; title: string | null }>> {
+    return this.db.query(
+      `SELECT id, public_id AS "publicId", title FROM dashboards WHERE workbook_id = :workbookId`,
+      { workbookId },
     );
-    return rows.map((r) => r.id);
   }
 
   /** Replaces the published config and bumps the version; a title or allowEmbed sent replaces those. */

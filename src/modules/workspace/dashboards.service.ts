@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { Database } from '../../core/database/database.js';
+import { DomainEvents } from '../../core/events/domain-events.js';
 import { randomPublicId, validateDashboardConfig } from './dashboards.js';
 import { DashboardsRepository } from './dashboards.repository.js';
 import {
@@ -14,6 +15,7 @@ import {
 import { workbooksError } from './workbooks.errors.js';
 import { notFound, WorkbookLookup, type Json } from './workbooks.shared.js';
 import { WorkspaceContent } from './workspace-content.js';
+import { dashboardEvent, workbookEvent } from './workspace-events.js';
 
 /**
  * The dashboards of a workbook: the draft saved on the workbook row and the published dashboard
@@ -26,14 +28,20 @@ export class DashboardsService {
     private readonly dashboards: DashboardsRepository,
     private readonly lookup: WorkbookLookup,
     private readonly content: WorkspaceContent,
+    private readonly events: DomainEvents,
   ) {}
 
   /**
    * The dashboard's "allow signed embedding" flag, a setting of the embedding module kept on the
    * dashboard's row; the caller has checked access. False when the workbook has no dashboard.
+   * Publishes `dashboard.changed`.
    */
   setAllowEmbed(workbookId: number, allowEmbed: boolean): Promise<boolean> {
-    return this.dashboards.setAllowEmbed(workbookId, allowEmbed);
+    return this.db.transaction(async () => {
+      const row = await this.dashboards.setAllowEmbed(workbookId, allowEmbed);
+      if (row) await this.publishDashboard(row.accountId, row.id, 'changed');
+      return row !== undefined;
+    });
   }
 
   /** The same flag by the dashboard's public id in the account; undefined when there is none. */
@@ -42,7 +50,12 @@ export class DashboardsService {
     publicId: string,
     allowEmbed: boolean,
   ): Promise<{ publicId: string; allowEmbed: boolean } | undefined> {
-    return this.dashboards.setPublicAllowEmbed(accountId, publicId, allowEmbed);
+    return this.db.transaction(async () => {
+      const row = await this.dashboards.setPublicAllowEmbed(accountId, publicId, allowEmbed);
+      if (!row) return undefined;
+      await this.publishDashboard(accountId, row.id, 'changed');
+      return { publicId: row.publicId, allowEmbed: row.allowEmbed };
+    });
   }
 
   async updateDashboard(
@@ -52,16 +65,24 @@ export class DashboardsService {
     dto: WorkbookDashboardInputDto,
   ): Promise<WorkbookDashboardDto> {
     await this.lookup.locate(actor, deploymentId, workbookId, Action.WorkbookEdit);
-    if (dto.dashboardDraft !== undefined) await this.dashboards.saveDraft(workbookId, dto.dashboardDraft);
-    const row = await this.dashboards.ofWorkbook(workbookId);
-    if (!row) throw notFound('Workbook', workbookId);
-    return row;
+    return this.db.transaction(async () => {
+      if (dto.dashboardDraft !== undefined) {
+        await this.dashboards.saveDraft(workbookId, dto.dashboardDraft);
+        // The draft is the workbook's (its `dashboardDraft`): the workbook changed.
+        const workbook = await this.lookup.fetch(actor.accountId, workbookId);
+        await this.events.publish(workbookEvent(actor.accountId, 'changed', workbook));
+      }
+      const row = await this.dashboards.ofWorkbook(workbookId);
+      if (!row) throw notFound('Workbook', workbookId);
+      return row;
+    });
   }
 
   /**
    * Publishes `config`, or the current draft when it is omitted: the first publish creates the
    * dashboard with a fresh public id, later ones replace its config and bump `versionNumber`.
-   * Either way the reports of the workbook are snapshotted anew, in the same unit of work.
+   * Either way the reports of the workbook are snapshotted anew, in the same unit of work, and
+   * `dashboard.created` (first publish) or `dashboard.changed` is published.
    */
   async publish(
     actor: Principal,
@@ -73,7 +94,7 @@ export class DashboardsService {
       throw workbooksError('workbook_id_mismatch', 'workbookId must be the workbook of the path');
     }
     await this.lookup.locate(actor, deploymentId, workbookId, Action.WorkbookEdit);
-    const dashboardId = await this.db.transaction(async () => {
+    return this.db.transaction(async () => {
       // Locking the workbook serialises publishes of one dashboard.
       const workbook = await this.dashboards.lockDraft(workbookId);
       if (!workbook) throw notFound('Workbook', workbookId);
@@ -91,6 +112,7 @@ export class DashboardsService {
         );
       }
       let id: number;
+      const change = existing ? 'changed' : 'created';
       if (existing) {
         await this.dashboards.republish(existing.id, {
           config,
@@ -112,8 +134,18 @@ export class DashboardsService {
       }
       // The reports of the workbook as they are now: what this version shows and runs.
       await this.content.snapshots().replace({ accountId: actor.accountId, dashboardId: id, workbookId });
-      return id;
+      return this.publishDashboard(actor.accountId, id, change);
     });
-    return this.dashboards.get(dashboardId);
+  }
+
+  /** The dashboard as its Dashboard shape shows it, published (inside the unit of work). */
+  private async publishDashboard(
+    accountId: number,
+    dashboardId: number,
+    change: 'created' | 'changed',
+  ): Promise<DashboardDto> {
+    const dashboard = await this.dashboards.get(dashboardId);
+    await this.events.publish(dashboardEvent(accountId, change, dashboard));
+    return dashboard;
   }
 }

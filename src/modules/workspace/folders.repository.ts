@@ -147,13 +147,17 @@ export class FoldersRepository {
     return rows.length > 0;
   }
 
-  async lockForDelete(accountId: number, deploymentId: number, folderId: number): Promise<boolean> {
-    const rows = await this.db.query(
-      `SELECT id FROM folders
+  /** Locks a folder being deleted; its name and parent, or undefined when it is not there. */
+  lockForDelete(
+    accountId: number,
+    deploymentId: number,
+    folderId: number,
+  ): Promise<{ name: string; parentId: number | null } | undefined> {
+    return this.db.one(
+      `SELECT name, parent_id AS "parentId" FROM folders
        WHERE id = :folderId AND account_id = :accountId AND deployment_id = :deploymentId FOR UPDATE`,
       { folderId, accountId, deploymentId },
     );
-    return rows.length > 0;
   }
 
   async hasChildren(folderId: number): Promise<boolean> {

@@ -4,6 +4,7 @@ import { AccessService } from '../../core/auth/access.service.js';
 import { DeploymentsService } from '../deployments/deployments.service.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { Database } from '../../core/database/database.js';
+import { DomainEvents } from '../../core/events/domain-events.js';
 import { coreError } from '../../core/errors/api-error.js';
 import { notFound as missing } from '../../core/errors/not-found.js';
 import {
@@ -16,6 +17,7 @@ import {
 import { MAX_FOLDER_DEPTH } from './content.sql.js';
 import type { CreateFolderDto, FolderDto, FoldersQueryDto, UpdateFolderDto } from './dto/folder.dto.js';
 import { FoldersRepository } from './folders.repository.js';
+import { folderDeleted, folderEvent } from './workspace-events.js';
 import { folderChainSql } from './workspace.fragments.js';
 import { workspaceError } from './workspace.errors.js';
 
@@ -45,6 +47,7 @@ export class FoldersService {
     private readonly folders: FoldersRepository,
     private readonly access: AccessService,
     private readonly deployments: DeploymentsService,
+    private readonly events: DomainEvents,
   ) {}
 
   /** 404 unless the deployment belongs to the caller's account. */
@@ -116,7 +119,7 @@ export class FoldersService {
     const parentId = dto.parentId ?? null;
     if (parentId === null) this.assertRootEdit(actor, 'create a folder at');
     else await this.assertFolder(actor, deploymentId, parentId, Action.FolderEdit);
-    const id = await this.db.transaction(async () => {
+    return this.db.transaction(async () => {
       let ancestorIds: number[] = [];
       if (parentId !== null) {
         const parent = await this.folders.lockShared(actor.accountId, deploymentId, parentId);
@@ -124,7 +127,7 @@ export class FoldersService {
         ancestorIds = [...parent.ancestorIds, parent.id];
         if (ancestorIds.length + 1 > MAX_FOLDER_DEPTH) throw tooDeep();
       }
-      return this.folders.insert({
+      const id = await this.folders.insert({
         accountId: actor.accountId,
         deploymentId,
         parentId,
@@ -133,8 +136,10 @@ export class FoldersService {
         position: dto.position ?? null,
         userId: actor.userId,
       });
+      const folder = await this.get(actor, deploymentId, id);
+      await this.events.publish(folderEvent(actor.accountId, 'created', folder));
+      return folder;
     });
-    return this.get(actor, deploymentId, id);
   }
 
   /** Renames and/or reorders (FolderEdit on the folder); never moves it. */
@@ -147,25 +152,30 @@ export class FoldersService {
     await this.assertDeployment(actor, deploymentId);
     await this.assertFolder(actor, deploymentId, folderId, Action.FolderEdit);
     const name = dto.name === undefined || dto.name === null ? null : cleanName(dto.name);
-    const found = await this.folders.update(actor.accountId, deploymentId, folderId, {
-      name,
-      position: dto.position ?? null,
-      userId: actor.userId,
+    return this.db.transaction(async () => {
+      const found = await this.folders.update(actor.accountId, deploymentId, folderId, {
+        name,
+        position: dto.position ?? null,
+        userId: actor.userId,
+      });
+      if (!found) throw notFound(folderId);
+      const folder = await this.get(actor, deploymentId, folderId);
+      await this.events.publish(folderEvent(actor.accountId, 'changed', folder));
+      return folder;
     });
-    if (!found) throw notFound(folderId);
-    return this.get(actor, deploymentId, folderId);
   }
 
   /**
    * Deletes an empty folder (FolderManage) and the grants on it; its workbooks and reports go
-   * back to the root (the foreign keys set their folder to NULL). Sub-folders: 400.
+   * back to the root (the foreign keys set their folder to NULL). Sub-folders: 400. One
+   * `folder.deleted` event: what moved to the root publishes nothing of its own.
    */
   async remove(actor: Principal, deploymentId: number, folderId: number): Promise<void> {
     await this.assertDeployment(actor, deploymentId);
     await this.assertFolder(actor, deploymentId, folderId, Action.FolderManage);
     await this.db.transaction(async () => {
-      if (!(await this.folders.lockForDelete(actor.accountId, deploymentId, folderId)))
-        throw notFound(folderId);
+      const folder = await this.folders.lockForDelete(actor.accountId, deploymentId, folderId);
+      if (!folder) throw notFound(folderId);
       if (await this.folders.hasChildren(folderId)) {
         throw workspaceError(
           'folder_not_empty',
@@ -174,6 +184,7 @@ export class FoldersService {
       }
       await this.access.forget(actor.accountId, 'Folder', [folderId]);
       await this.folders.delete(folderId);
+      await this.events.publish(folderDeleted(actor.accountId, { id: folderId, ...folder, deploymentId }));
     });
   }
 
@@ -200,16 +211,23 @@ export class FoldersService {
     await this.assertFolder(actor, deploymentId, folderId, Action.FolderManage);
     if (destinationId === null) this.assertRootEdit(actor, 'move a folder to');
     else await this.assertFolder(actor, deploymentId, destinationId, Action.FolderEdit);
-    await this.db.transaction(() => this.moveLocked(actor, deploymentId, folderId, destinationId));
-    return this.get(actor, deploymentId, folderId);
+    return this.db.transaction(async () => {
+      const moved = await this.moveLocked(actor, deploymentId, folderId, destinationId);
+      const folder = await this.get(actor, deploymentId, folderId);
+      // The folders below it keep their parent: the moved folder's event stands for the subtree.
+      if (moved) await this.events.publish(folderEvent(actor.accountId, 'changed', folder));
+      return folder;
+    });
   }
+
+  /** Moves the folder with its subtree; false when it already was under `destinationId`. */
 
   private async moveLocked(
     actor: Principal,
     deploymentId: number,
     folderId: number,
     destinationId: number | null,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const locked = await this.folders.lockSubtree(actor.accountId, deploymentId, folderId, destinationId);
     const folder = locked.find((r) => r.id === folderId);
     if (!folder) throw notFound(folderId);
@@ -225,7 +243,7 @@ export class FoldersService {
       }
       chain = [...destination.ancestorIds, destination.id];
     }
-    if (folder.parentId === destinationId) return;
+    if (folder.parentId === destinationId) return false;
     const subtreeHeight = Math.max(
       ...locked
         .filter((r) => r.id === folderId || r.ancestorIds.includes(folderId))
@@ -237,6 +255,7 @@ export class FoldersService {
     // rewritten too (the UPDATE reads the latest rows); check the depth on what was written.
     const depth = await this.folders.subtreeDepth(actor.accountId, folderId);
     if (depth > MAX_FOLDER_DEPTH) throw tooDeep();
+    return true;
   }
 
   /** Content at the root belongs to no folder, so only the account-wide action allows it. */

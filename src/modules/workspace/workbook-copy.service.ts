@@ -3,6 +3,7 @@ import { AccessService } from '../../core/auth/access.service.js';
 import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { Database } from '../../core/database/database.js';
+import { DomainEvents } from '../../core/events/domain-events.js';
 import { coreError } from '../../core/errors/api-error.js';
 import { copyName, randomPublicId, repointReportIds } from './dashboards.js';
 import { DashboardsRepository } from './dashboards.repository.js';
@@ -11,6 +12,7 @@ import { workbooksError } from './workbooks.errors.js';
 import { WorkbooksRepository } from './workbooks.repository.js';
 import { notFound, WorkbookLookup } from './workbooks.shared.js';
 import { WorkspaceContent } from './workspace-content.js';
+import { dashboardEvent, workbookEvent } from './workspace-events.js';
 
 /** Duplication of a workbook with its reports and dashboards. */
 @Injectable()
@@ -22,13 +24,16 @@ export class WorkbookCopyService {
     private readonly access: AccessService,
     private readonly lookup: WorkbookLookup,
     private readonly content: WorkspaceContent,
+    private readonly events: DomainEvents,
   ) {}
 
   /**
    * Copies a workbook with its reports, draft and published dashboard (report references in
    * widgets re-pointed at the copies). Grants, view history, placements and signed embedding are
    * not copied. The copy lands next to the source when the caller may edit that folder, else at
-   * the root (which needs WorkbookEdit account-wide).
+   * the root (which needs WorkbookEdit account-wide). Publishes `workbook.created` for the copy,
+   * `dashboard.created` for its dashboard and (through each content kind) `report.created` for
+   * each report copied.
    */
   async duplicate(
     actor: Principal,
@@ -55,10 +60,12 @@ export class WorkbookCopyService {
         'Duplicating this workbook requires FolderEdit on its folder or the WorkbookEdit action',
       );
     }
-    const copyId = await this.db.transaction(() =>
-      this.copyWorkbook(actor, deploymentId, workbookId, folderId),
-    );
-    return this.lookup.fetch(actor.accountId, copyId);
+    return this.db.transaction(async () => {
+      const copyId = await this.copyWorkbook(actor, deploymentId, workbookId, folderId);
+      const copy = await this.lookup.fetch(actor.accountId, copyId);
+      await this.events.publish(workbookEvent(actor.accountId, 'created', copy));
+      return copy;
+    });
   }
 
   /**
@@ -104,6 +111,7 @@ export class WorkbookCopyService {
       });
       // The copy shows what the source's dashboard showed, re-pointed at the copied reports.
       await this.content.snapshots().copy(dashboard.id, copy, ids);
+      await this.events.publish(dashboardEvent(actor.accountId, 'created', await this.dashboards.get(copy)));
     }
     return copyId;
   }

@@ -218,29 +218,39 @@ export class WorkbooksRepository {
     });
   }
 
-  /** Moves a workbook; `updated_at` moves only when the folder changes. False when not found. */
-  async move(
+  /**
+   * Moves a workbook; `updated_at` moves only when the folder changes (`changed`). Undefined when
+   * not found.
+   */
+  move(
     accountId: number,
     deploymentId: number,
     workbookId: number,
     folderId: number | null,
-  ): Promise<boolean> {
-    const rows = await this.db.query(
-      `UPDATE workbooks SET folder_id = :folderId,
-         updated_at = CASE WHEN folder_id IS DISTINCT FROM :folderId THEN now() ELSE updated_at END
-       WHERE id = :workbookId AND account_id = :accountId AND deployment_id = :deploymentId RETURNING id`,
+  ): Promise<{ changed: boolean } | undefined> {
+    return this.db.one<{ changed: boolean }>(
+      `WITH old AS (
+         SELECT id, folder_id FROM workbooks
+         WHERE id = :workbookId AND account_id = :accountId AND deployment_id = :deploymentId FOR UPDATE)
+       UPDATE workbooks w SET folder_id = :folderId,
+         updated_at = CASE WHEN old.folder_id IS DISTINCT FROM :folderId THEN now() ELSE w.updated_at END
+       FROM old WHERE w.id = old.id
+       RETURNING old.folder_id IS DISTINCT FROM :folderId AS changed`,
       { workbookId, folderId, accountId, deploymentId },
     );
-    return rows.length > 0;
   }
 
-  async lockForDelete(accountId: number, deploymentId: number, workbookId: number): Promise<boolean> {
-    const rows = await this.db.query(
-      `SELECT 1 FROM workbooks
+  /** Locks a workbook being deleted; what identifies it, or undefined when it is not there. */
+  lockForDelete(
+    accountId: number,
+    deploymentId: number,
+    workbookId: number,
+  ): Promise<{ name: string; slug: string | null; folderId: number | null } | undefined> {
+    return this.db.one(
+      `SELECT name, slug, folder_id AS "folderId" FROM workbooks
        WHERE id = :workbookId AND account_id = :accountId AND deployment_id = :deploymentId FOR UPDATE`,
       { workbookId, accountId, deploymentId },
     );
-    return rows.length > 0;
   }
 
   /** Deletes a workbook; its reports and dashboard follow by foreign key. */

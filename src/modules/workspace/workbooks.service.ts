@@ -3,6 +3,7 @@ import { AccessService } from '../../core/auth/access.service.js';
 import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { Database } from '../../core/database/database.js';
+import { DomainEvents } from '../../core/events/domain-events.js';
 import { coreError } from '../../core/errors/api-error.js';
 import {
   buildPage,
@@ -31,6 +32,7 @@ import { workbooksError } from './workbooks.errors.js';
 import { WorkbooksRepository, type WorkbookChange } from './workbooks.repository.js';
 import { notFound, splitMeta, WorkbookLookup, type MetaParts } from './workbooks.shared.js';
 import { WorkspaceContent } from './workspace-content.js';
+import { dashboardDeleted, workbookDeleted, workbookEvent } from './workspace-events.js';
 import { folderChainSql } from './workspace.fragments.js';
 
 const branchChanged = () =>
@@ -66,6 +68,7 @@ export class WorkbooksService {
     private readonly lookup: WorkbookLookup,
     private readonly content: WorkspaceContent,
     private readonly folders: FoldersService,
+    private readonly events: DomainEvents,
   ) {}
 
   async list(
@@ -106,18 +109,20 @@ export class WorkbooksService {
     const parts = await splitMeta(dto.meta ?? {});
     const folderId = dto.folderId ?? null;
     await this.assertCanCreate(actor, deploymentId, folderId);
-    const id = await this.workbooks
-      .insert({
-        accountId: actor.accountId,
-        deploymentId,
-        folderId,
-        name,
-        meta: parts.meta,
-        draft: parts.draft,
-        userId: actor.userId,
+    return this.db
+      .transaction(async () => {
+        const id = await this.workbooks.insert({
+          accountId: actor.accountId,
+          deploymentId,
+          folderId,
+          name,
+          meta: parts.meta,
+          draft: parts.draft,
+          userId: actor.userId,
+        });
+        return this.published(actor.accountId, id!, 'created');
       })
       .catch(mapDbError);
-    return this.lookup.fetch(actor.accountId, id!);
   }
 
   async update(
@@ -131,7 +136,7 @@ export class WorkbooksService {
     const slug = dto.slug == null ? dto.slug : normalizeSlug(dto.slug);
     const parts = dto.meta === undefined ? undefined : await splitMeta(dto.meta ?? {});
     if (dto.folderId !== undefined) await this.assertMovable(actor, deploymentId, workbookId, dto.folderId);
-    await this.db
+    return this.db
       .transaction(async () => {
         const row = await this.workbooks.lockSlug(workbookId);
         if (!row) throw notFound('Workbook', workbookId);
@@ -141,10 +146,14 @@ export class WorkbooksService {
         const change: WorkbookChange = { name, folderId: dto.folderId, slug };
         if (parts) change.meta = parts.meta;
         if (parts && parts.draft !== undefined) change.draft = parts.draft;
+        // Nothing sent to change: nothing written, nothing published.
+        if (Object.values(change).every((v) => v === undefined)) {
+          return this.lookup.fetch(actor.accountId, workbookId);
+        }
         await this.workbooks.update(workbookId, change);
+        return this.published(actor.accountId, workbookId, 'changed');
       })
       .catch(mapDbError);
-    return this.lookup.fetch(actor.accountId, workbookId);
   }
 
   /**
@@ -159,29 +168,44 @@ export class WorkbooksService {
   ): Promise<WorkbookDto> {
     await this.lookup.locate(actor, deploymentId, workbookId, Action.WorkbookManage);
     if (folderId !== null) await this.assertFolderEditable(actor, deploymentId, folderId);
-    const moved = await this.workbooks
-      .move(actor.accountId, deploymentId, workbookId, folderId)
+    return this.db
+      .transaction(async () => {
+        const moved = await this.workbooks.move(actor.accountId, deploymentId, workbookId, folderId);
+        if (!moved) throw notFound('Workbook', workbookId);
+        // A move to the folder it is in changes nothing and publishes nothing.
+        if (!moved.changed) return this.lookup.fetch(actor.accountId, workbookId);
+        return this.published(actor.accountId, workbookId, 'changed');
+      })
       .catch(mapDbError);
-    if (!moved) throw notFound('Workbook', workbookId);
-    return this.lookup.fetch(actor.accountId, workbookId);
   }
 
   /**
    * Deletes a workbook (WorkbookManage on it) with its reports and dashboard, and the grants on
-   * all of them. Throws ApiError 404/403.
+   * all of them. Publishes `workbook.deleted`, `dashboard.deleted` for its dashboard and (through
+   * each content kind) `report.deleted` for each report it held. Throws ApiError 404/403.
    */
   async remove(actor: Principal, deploymentId: number, workbookId: number): Promise<void> {
     await this.lookup.locate(actor, deploymentId, workbookId, Action.WorkbookManage);
     await this.db.transaction(async () => {
-      if (!(await this.workbooks.lockForDelete(actor.accountId, deploymentId, workbookId))) {
-        throw notFound('Workbook', workbookId);
-      }
+      const workbook = await this.workbooks.lockForDelete(actor.accountId, deploymentId, workbookId);
+      if (!workbook) throw notFound('Workbook', workbookId);
+      const dashboards = await this.dashboards.ofWorkbookForDelete(workbookId);
       // Grants have no foreign key: those on the workbook, its dashboard and its content go now.
       await this.access.forget(actor.accountId, 'Workbook', [workbookId]);
-      await this.access.forget(actor.accountId, 'Dashboard', await this.dashboards.idsOfWorkbook(workbookId));
+      await this.access.forget(
+        actor.accountId,
+        'Dashboard',
+        dashboards.map((d) => d.id),
+      );
       for (const kind of this.content.all()) await kind.workbookDeleting(actor.accountId, workbookId);
       // Reports (with their placements and views) and the dashboard follow by foreign key.
       await this.workbooks.delete(workbookId);
+      await this.events.publish(
+        workbookDeleted(actor.accountId, { id: workbookId, ...workbook, deploymentId }),
+      );
+      for (const d of dashboards) {
+        await this.events.publish(dashboardDeleted(actor.accountId, { ...d, workbookId, deploymentId }));
+      }
     });
   }
 
@@ -264,6 +288,18 @@ export class WorkbooksService {
       throw coreError('forbidden', 'Taking over a slug requires WorkbookEdit on the workbook holding it');
     }
     await this.workbooks.clearSlug(holder);
+    await this.published(actor.accountId, holder, 'changed');
+  }
+
+  /** The workbook as its GET shows it, published as created or changed (inside the unit of work). */
+  private async published(
+    accountId: number,
+    workbookId: number,
+    change: 'created' | 'changed',
+  ): Promise<WorkbookDto> {
+    const workbook = await this.lookup.fetch(accountId, workbookId);
+    await this.events.publish(workbookEvent(accountId, change, workbook));
+    return workbook;
   }
 
   private async updateBySlug(
@@ -290,9 +326,10 @@ export class WorkbooksService {
           folderId: folderId === undefined ? row.folderId : folderId,
           draft: parts?.draft === undefined ? row.draft : parts.draft,
         };
-        // Re-applying the same definition changes nothing, not even updatedAt.
+        // Re-applying the same definition changes nothing, not even updatedAt (and publishes nothing).
         if (canonicalJson(next) === canonicalJson(row)) return;
         await this.workbooks.replaceDefinition(workbookId, next);
+        await this.published(actor.accountId, workbookId, 'changed');
       })
       .catch(mapDbError);
     return workbookId;
@@ -307,19 +344,22 @@ export class WorkbooksService {
     folderId: number | null,
   ): Promise<number> {
     await this.assertCanCreate(actor, deploymentId, folderId);
-    const id = await this.workbooks
-      .insert({
-        accountId: actor.accountId,
-        deploymentId,
-        folderId,
-        name: name ?? DEFAULT_WORKBOOK_NAME,
-        slug,
-        meta: mergeMeta({}, parts?.meta ?? {}),
-        draft: parts?.draft,
-        userId: actor.userId,
+    return this.db
+      .transaction(async () => {
+        const id = await this.workbooks.insert({
+          accountId: actor.accountId,
+          deploymentId,
+          folderId,
+          name: name ?? DEFAULT_WORKBOOK_NAME,
+          slug,
+          meta: mergeMeta({}, parts?.meta ?? {}),
+          draft: parts?.draft,
+          userId: actor.userId,
+        });
+        if (id === undefined) throw branchChanged();
+        await this.published(actor.accountId, id, 'created');
+        return id;
       })
       .catch(mapDbError);
-    if (id === undefined) throw branchChanged();
-    return id;
   }
 }

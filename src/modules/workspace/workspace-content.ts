@@ -58,12 +58,14 @@ export interface WorkspaceContentKind {
   remove(actor: Principal, deploymentId: number, id: number): Promise<void>;
   /**
    * Inside the unit of work deleting `workbookId`, before its row goes: removes what the
-   * foreign keys do not (the grants on the content it holds).
+   * foreign keys do not (the grants on the content it holds) and publishes the deletion of that
+   * content (docs/webhooks.md).
    */
   workbookDeleting(accountId: number, workbookId: number): Promise<void>;
   /**
    * Inside the unit of work copying workbook `sourceId` into `copy`: copies the content it
-   * holds and answers the id of each copy by the id of its original.
+   * holds, publishes the creation of each copy, and answers the id of each copy by the id of
+   * its original.
    */
   copyWorkbook(
     actor: Principal,

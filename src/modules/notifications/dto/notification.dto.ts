@@ -324,6 +324,16 @@ export class NotificationDto {
   @ApiProperty({ example: 'At 09:00 (Europe/Berlin)' }) humanReadableSchedule: string;
   @ApiProperty() isEnabled: boolean;
   @ApiProperty() notificationEnabled: boolean;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description:
+      'When it was paused (`POST .../pause`), or null. While paused its schedule does not fire and the ' +
+      'deliveries of its scheduled runs wait (`held`); `POST .../resume` lets them go and the schedule fire ' +
+      'from its next occurrence. Independent of `isEnabled`; a paused notification can still be run now.',
+  })
+  pausedAt: string | null;
   @ApiProperty({ enum: NOTIFICATION_FORMATS, enumName: 'NotificationFormat' }) notificationFormat: string;
   @ApiProperty() notificationAiSummary: boolean;
   @ApiProperty({ type: DashboardFilterDto, isArray: true, nullable: true }) filters:
@@ -337,3 +347,51 @@ export class NotificationDto {
 }
 
 export class NotificationsListDto extends PageOf(NotificationDto) {}
+
+/** Run now, resend, pause and resume take no fields: an empty object or no body. */
+export class NoFieldsBodyDto {}
+
+export const RUN_STATUSES = ['queued', 'rendering', 'delivering', 'finished', 'failed', 'skipped'] as const;
+
+/** How the deliveries of a run to its recipients ended (`notification.run_finished`). */
+export class NotificationRunCountsDto {
+  @ApiProperty({ type: 'integer' }) total: number;
+  @ApiProperty({ type: 'integer' }) sent: number;
+  @ApiProperty({ type: 'integer' }) failed: number;
+  @ApiProperty({ type: 'integer' }) unknown: number;
+  @ApiProperty({ type: 'integer' }) skipped: number;
+}
+
+/** One run of a notification: an occurrence of its schedule, or a run now. */
+export class NotificationRunDto {
+  @ApiProperty({ description: 'The run’s id (a decimal string), as `runId` of its deliveries' }) id: string;
+  @ApiProperty({ type: 'integer' }) notificationId: number;
+  @ApiProperty({
+    format: 'date-time',
+    description: 'The occurrence it runs for; for a run now, the instant it was asked for',
+  })
+  scheduledFor: string;
+  @ApiProperty({
+    enum: ['schedule', 'manual'],
+    enumName: 'NotificationRunTrigger',
+    description: '`schedule`: fired by its schedule; `manual`: run now',
+  })
+  trigger: string;
+  @ApiProperty({
+    enum: RUN_STATUSES,
+    enumName: 'NotificationRunStatus',
+    description:
+      '`queued` (a run now not started yet), `rendering`, `delivering` (its deliveries are recorded), ' +
+      '`finished` (every delivery to a recipient has ended), `failed` (it could mail none of its recipients; ' +
+      '`error` says why), `skipped` (the schedule fires too often)',
+  })
+  status: string;
+  @ApiProperty({ type: String, nullable: true, description: 'What happened, when not everything went well' })
+  error: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'Its job run (a decimal string)' })
+  jobRunId: string | null;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Who ran it now; null for a scheduled run' })
+  requestedBy: number | null;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) finishedAt: string | null;
+}

@@ -152,7 +152,25 @@ export class NotificationRecipientsMutationDto {
 
 export class RecipientsQueryDto extends PageQueryDto {}
 
-export const DELIVERY_STATUSES = ['queued', 'sending', 'sent', 'failed', 'unknown', 'skipped'] as const;
+export const DELIVERY_STATUSES = [
+  'queued',
+  'held',
+  'sending',
+  'sent',
+  'failed',
+  'unknown',
+  'skipped',
+] as const;
+
+/** A resend of a failed delivery: when, by whom, and the failure it resent. */
+export class NotificationDeliveryResendDto {
+  @ApiProperty({ format: 'date-time' }) at: string;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The user who resent it' }) byUserId:
+    number | null;
+  @ApiProperty({ description: 'The address the failed attempt went to' }) email: string;
+  @ApiProperty({ type: String, nullable: true, description: 'Why that attempt failed (its `lastError`)' })
+  error: string | null;
+}
 
 export class NotificationDeliveryDto {
   @ApiProperty({ description: 'The delivery’s id (a decimal string)' }) id: string;
@@ -173,7 +191,8 @@ export class NotificationDeliveryDto {
     enum: DELIVERY_STATUSES,
     enumName: 'NotificationDeliveryStatus',
     description:
-      '`queued`, `sending`, `sent`, `failed` (refused by the server, temporary failures past the last ' +
+      '`queued`, `held` (its notification is paused: it waits for the resume), `sending`, `sent`, ' +
+      '`failed` (refused by the server, temporary failures past the last ' +
       'attempt, or never sent because the run made nothing to send: every report failed, the rendering ' +
       'failed, or mail is not configured; `lastError` says which), `unknown` (the worker sending it stopped; ' +
       'not resent, so nobody is mailed twice), `skipped` (never sent: the account’s hourly delivery limit ' +
@@ -193,6 +212,15 @@ export class NotificationDeliveryDto {
   })
   aiSummary: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) sentAt: string | null;
+  @ApiProperty({
+    type: NotificationDeliveryResendDto,
+    isArray: true,
+    description:
+      'Each resend of the delivery after it failed (`POST .../deliveries/{deliveryId}/resend`), oldest first, ' +
+      'with the address and error of the failure it resent; the delivery itself shows the latest attempt ' +
+      '(`email` is the address it was resent to, `attempts` counts every attempt)',
+  })
+  resends: NotificationDeliveryResendDto[];
   @ApiProperty({ format: 'date-time' }) createdAt: string;
 }
 

@@ -16,12 +16,16 @@ import { Notification } from './notification.entity.js';
  * One email of a run to one recipient (`recipient_key`: `user:<id>` or `embed:<id>`), unique per
  * run: the row that keeps a recipient from being mailed twice. Its status moves
  * `queued` → `sending` → `sent` | `failed`, or `unknown` when the attempt that was sending died
- * (the mail may have left; it is never sent again). The recipient's ids and address are copied,
- * so the history outlives the recipient.
+ * (the mail may have left; it is never sent again); `held` while its notification is paused, and
+ * back to `queued` from `failed` when an admin resends it (`resends`). The recipient's ids and
+ * address are copied, so the history outlives the recipient.
  */
 @Entity('notification_deliveries')
 @Index('ux_notification_deliveries_recipient', ['runId', 'recipientKey'], { unique: true })
 @Index('ix_notification_deliveries_notification', ['notificationId', 'id'])
+@Index('ix_notification_deliveries_open', ['notificationId', 'runId'], {
+  where: `status IN ('queued', 'sending', 'held')`,
+})
 export class NotificationDelivery {
   @PrimaryGeneratedColumn({ type: 'bigint', primaryKeyConstraintName: 'PK_notification_deliveries' })
   id: string;
@@ -68,6 +72,12 @@ export class NotificationDelivery {
   @Column({ type: 'varchar', length: 16, nullable: true }) aiSummary: string | null;
 
   @Column({ type: 'timestamptz', precision: 3, nullable: true }) sentAt: Date | null;
+
+  /**
+   * Each resend of the delivery after it failed, oldest first: `{at, byUserId, email, error}`, the
+   * address and error of the failure it resent.
+   */
+  @Column({ type: 'jsonb', default: () => "'[]'" }) resends: unknown[];
 
   @CreateDateColumn({ type: 'timestamptz', precision: 3 }) createdAt: Date;
 

@@ -74,6 +74,12 @@ export class Notification {
 
   @Column({ type: 'jsonb', nullable: true }) memberSwitchers: unknown[] | null;
 
+  /**
+   * Set while paused (`POST .../pause`): the schedule does not fire and the deliveries of its
+   * scheduled runs wait (`held`) until `POST .../resume`. Independent of `isEnabled`.
+   */
+  @Column({ type: 'timestamptz', precision: 3, nullable: true }) pausedAt: Date | null;
+
   /** Who created it (no foreign key: the notification outlives its author). */
   @Column({ type: 'integer', nullable: true }) createdBy: number | null;
 
