@@ -28,6 +28,7 @@ import { EmbedDashboardComments1765300000001 } from './1765300000001-EmbedDashbo
 import { IdempotencyKeys1765400000000 } from './1765400000000-IdempotencyKeys.js';
 import { Webhooks1765400000001 } from './1765400000001-Webhooks.js';
 import { NotificationOperations1765400000002 } from './1765400000002-NotificationOperations.js';
+import { ModelReviews1765500000000 } from './1765500000000-ModelReviews.js';
 
 /** Every migration, in order. Listed explicitly: ESM builds cannot rely on globbing. */
 export const MIGRATIONS = [
@@ -61,4 +62,5 @@ export const MIGRATIONS = [
   IdempotencyKeys1765400000000,
   Webhooks1765400000001,
   NotificationOperations1765400000002,
+  ModelReviews1765500000000,
 ];

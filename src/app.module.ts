@@ -33,6 +33,7 @@ import { EmbedCommentsModule } from './modules/embed-comments/embed-comments.mod
 import { NotificationsModule } from './modules/notifications/notifications.module.js';
 import { DashboardExportsModule } from './modules/dashboard-exports/dashboard-exports.module.js';
 import { WebhooksModule } from './modules/webhooks/webhooks.module.js';
+import { ContentImpactModule } from './modules/content-impact/content-impact.module.js';
 
 /** The core plus every domain module. The API, the worker and the CLI all start from this. */
 @Module({})
@@ -76,6 +77,7 @@ export class AppModule {
         NotificationsModule,
         DashboardExportsModule,
         WebhooksModule,
+        ContentImpactModule,
       ],
     };
   }

@@ -23,6 +23,7 @@ interface AuditEvent {
   requestId: string;
   outcome: string;
   statusCode: number;
+  details: Record<string, unknown> | null;
 }
 
 describe('audit log', () => {
@@ -137,6 +138,7 @@ describe('audit log', () => {
         requestId: 'req-audit-create-1',
         outcome: 'success',
         statusCode: 200,
+        details: null,
       });
     });
 

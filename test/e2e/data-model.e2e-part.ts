@@ -189,6 +189,8 @@ describe('data model routes over HTTP', () => {
         parentBranch: 'master',
         lastHash: await gitIn(id, 'rev-parse', 'feature/orders'),
         isStagingEnvironmentEnabled: false,
+        approvals: 0,
+        changesRequested: 0,
       });
       const staging = await t
         .http()
@@ -311,6 +313,7 @@ describe('data model routes over HTTP', () => {
           valid: false,
           errors: [{ fileName: 'model/globals.py', message: expect.any(String) }],
           cubesCount: 0,
+          impact: [],
         },
       });
     });

@@ -488,6 +488,8 @@ describe('deployments', () => {
         deployBranchName: 'master',
         deployBranchReadOnly: false,
         deployBranchMergeAllowed: true,
+        deployBranchRequiredApprovals: 0,
+        deployBranchBlockNewBrokenContent: false,
         deployProjectRoot: '/',
         isCubeSqlEnabled: true,
         isSupportPreAggregations: true,

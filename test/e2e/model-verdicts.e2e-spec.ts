@@ -128,6 +128,7 @@ describe('compile verdicts reused by model tree', () => {
       valid: true,
       errors: [],
       cubesCount: 2,
+      impact: [],
     });
     expect(again).toEqual(first);
     expect(dev).toMatchObject({ mode: 'dev_mode', valid: true, errors: [], cubesCount: 2 });

@@ -61,6 +61,8 @@ describe('OpenAPI document and Swagger UI', () => {
       'get /api/v1/deployments/{deploymentId}/dashboard-exports/{jobId}/download',
       ['image/png', 'application/pdf'],
     ],
+    // Not binary, but not JSON either: the unified diff, as `git diff` prints it.
+    ['get /build/api/v1/deployments/{deploymentId}/branches/diff/patch', ['text/x-diff']],
   ]);
   const ONLY_REFUSED = 'post /build/api/v1/deployments/{deploymentId}/git/git-receive-pack';
 

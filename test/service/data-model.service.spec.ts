@@ -492,6 +492,8 @@ describe('data model on git (services)', () => {
         parentBranch: 'master',
         lastHash: await gitIn(id, 'rev-parse', 'feature/orders'),
         isStagingEnvironmentEnabled: false,
+        approvals: 0,
+        changesRequested: 0,
       });
       const principal = await as(developer);
       const first = await branches.list(principal, id, { first: 2 });
@@ -931,6 +933,7 @@ describe('data model on git (services)', () => {
         valid: true,
         errors: [],
         cubesCount: 2,
+        impact: [],
       });
     });
 

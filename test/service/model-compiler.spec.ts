@@ -116,7 +116,42 @@ describe('ModelCompiler', () => {
       file('model/helpers/util.py', 'def f(): pass'),
       file('model/README.md', 'notes'),
     ]);
-    expect(result).toEqual({ valid: true, errors: [], cubesCount: 3, definitive: true });
+    const { summary, ...verdict } = result;
+    expect(verdict).toEqual({ valid: true, errors: [], cubesCount: 3, definitive: true });
+    // The compiled model as review compares it (issue 33): every cube and view, sorted, with its file.
+    expect(summary?.cubes.map((c) => [c.name, c.kind, c.fileName, c.public])).toEqual([
+      ['internal_audit', 'cube', 'cubes/internal.yaml', false],
+      ['orders', 'cube', 'cubes/orders.yml', true],
+      ['sales', 'view', 'views/sales.yml', true],
+      ['users', 'cube', 'cubes/users.js', true],
+    ]);
+    const [internal, orders, sales] = summary!.cubes;
+    expect(internal.members).toEqual([
+      { name: 'count', kind: 'measure', type: 'count', public: false, attributes: {} },
+    ]);
+    expect(orders.members.map((m) => [m.kind, m.name, m.type, m.public])).toEqual([
+      ['measure', 'count', 'count', true],
+      ['measure', 'total', 'sum', true],
+      ['dimension', 'id', 'number', true],
+      ['dimension', 'status', 'string', true],
+    ]);
+    expect(orders.members[1].attributes).toEqual({ sql: expect.stringContaining('amount') });
+    expect(orders.members[2].attributes).toEqual({ primaryKey: true, sql: expect.stringContaining('id') });
+    expect(orders.joins).toEqual([
+      { name: 'users', relationship: 'belongsTo', sql: expect.stringContaining('user_id') },
+    ]);
+    expect(orders).toMatchObject({
+      attributes: { sqlTable: expect.stringContaining('public.orders') },
+      preAggregations: [],
+      accessPolicy: null,
+    });
+    // A view's members: the type of the member it includes, and which one it is.
+    expect(sales.members.map((m) => [m.kind, m.name, m.type, m.attributes.aliasMember])).toEqual([
+      ['measure', 'count', 'count', 'orders.count'],
+      ['measure', 'total', 'sum', 'orders.total'],
+      ['dimension', 'status', 'string', 'orders.status'],
+      ['dimension', 'users_city', 'string', 'users.city'],
+    ]);
     // It took the warm child, and another is warming in its place.
     expect(compiler.stats()).toMatchObject({ servedWarm: 1 });
   });
@@ -142,12 +177,14 @@ describe('ModelCompiler', () => {
       errors: [],
       cubesCount: 0,
       definitive: true,
+      summary: { cubes: [] },
     });
     await expect(compiler.compile([file('README.md', '# empty')])).resolves.toEqual({
       valid: true,
       errors: [],
       cubesCount: 0,
       definitive: true,
+      summary: { cubes: [] },
     });
   });
 

@@ -145,6 +145,8 @@ const PORTS: Record<string, string> = {
   'embedding/embed-identity.js': 'how embed tenants and users are named (pure rules)',
   'data-api-client/data-api.client.js': 'the outbound client of a deployment’s data API',
   'data-model/model-imports.js': 'how generated files (a dbt sync’s cubes) enter a model',
+  'data-model/content-impact.port.js': 'stored content a model change breaks (content-impact provides it)',
+  'data-model/model-summary.js': 'the compiled model as review compares it (member diff, content impact)',
   'notifications/delivery/delivery.module.js': 'SMTP delivery: webhooks mail a disabled endpoint’s creator',
   'notifications/delivery/mailer.js': 'SMTP delivery: webhooks mail a disabled endpoint’s creator',
 };

@@ -45,4 +45,7 @@ export class AuditEvent {
   @Column({ type: 'varchar', length: 16 }) outcome: string;
 
   @Column({ type: 'smallint' }) statusCode: number;
+
+  /** What the entry records beyond its request (a merge that overrode the merge gate); null for most. */
+  @Column({ type: 'jsonb', nullable: true }) details: Record<string, unknown> | null;
 }

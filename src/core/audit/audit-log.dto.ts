@@ -46,6 +46,15 @@ export class AuditEventDto {
   @ApiProperty({ description: 'The X-Request-Id of the request' }) requestId: string;
   @ApiProperty({ enum: AUDIT_OUTCOMES }) outcome: string;
   @ApiProperty() statusCode: number;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    nullable: true,
+    description:
+      'What the entry records beyond its request, for the few requests that say more: a merge that overrode ' +
+      'the merge gate has `{"mergeGateOverridden": true, "missing": [...]}`; null otherwise',
+  })
+  details: Record<string, unknown> | null;
 }
 
 export class AuditLogListDto extends PageOf(AuditEventDto) {}

@@ -18,6 +18,8 @@ export interface NewAuditEvent {
   requestId: string;
   outcome: 'success' | 'failure';
   statusCode: number;
+  /** What the entry records beyond its request (see `audit-details.ts`); null for most. */
+  details: Record<string, unknown> | null;
 }
 
 /** An audit event as listed. */
@@ -35,6 +37,7 @@ export interface AuditEventRow {
   requestId: string;
   outcome: string;
   statusCode: number;
+  details: Record<string, unknown> | null;
 }
 
 /** The filters of the audit log list, each optional. */
@@ -81,11 +84,11 @@ export class AuditRepository {
   async insertIfEnabled(e: NewAuditEvent): Promise<void> {
     await this.db.query(
       `INSERT INTO audit_events (account_id, actor_type, actor_id, actor_email, action, method, path,
-         target_type, target_id, request_id, outcome, status_code)
+         target_type, target_id, request_id, outcome, status_code, details)
        SELECT :accountId, :actorType, :actorId, :actorEmail, :action, :method, :path,
-         :targetType, :targetId, :requestId, :outcome, :statusCode
+         :targetType, :targetId, :requestId, :outcome, :statusCode, :details::jsonb
        WHERE ${this.setting.enabledSql(':accountId')}`,
-      { ...e },
+      { ...e, details: e.details === null ? null : JSON.stringify(e.details) },
       { prepare: true },
     );
   }
@@ -109,7 +112,7 @@ export class AuditRepository {
       `SELECT e.id::text AS id, ${isoSql('e.occurred_at')} AS "occurredAt", e.actor_type AS "actorType",
               e.actor_id AS "actorId", e.actor_email AS "actorEmail", e.action, e.method, e.path,
               e.target_type AS "targetType", e.target_id AS "targetId", e.request_id AS "requestId",
-              e.outcome, e.status_code AS "statusCode"
+              e.outcome, e.status_code AS "statusCode", e.details
        FROM audit_events e
        WHERE ${where.join(' AND ')} AND ${keyset.sql}
        ORDER BY e.occurred_at DESC, e.id DESC

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Request } from 'express';
 import type { EmbedPrincipal } from '../auth/embed-principal.js';
 import type { Principal } from '../auth/principal.js';
+import type { AuditDetailsCarrier } from './audit-details.js';
 import { auditTarget } from './audit-target.js';
 import { AuditRepository } from './audit.repository.js';
 
@@ -9,15 +10,16 @@ import { AuditRepository } from './audit.repository.js';
 export const MUTATIONS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** What the guard and the audit hooks leave on a request. */
-export type AuditedRequest = Request & {
-  id?: string;
-  principal?: Principal;
-  embedPrincipal?: EmbedPrincipal;
-  /** The handler's name (the operation id), set by the access guard. */
-  operationId?: string;
-  /** Set once the request is recorded, so the filter never records it twice. */
-  audited?: boolean;
-};
+export type AuditedRequest = Request &
+  AuditDetailsCarrier & {
+    id?: string;
+    principal?: Principal;
+    embedPrincipal?: EmbedPrincipal;
+    /** The handler's name (the operation id), set by the access guard. */
+    operationId?: string;
+    /** Set once the request is recorded, so the filter never records it twice. */
+    audited?: boolean;
+  };
 
 /**
  * The one place mutations are recorded. The audit interceptor calls it when a handler
@@ -73,6 +75,7 @@ export class AuditService {
         requestId: String(req.id ?? '').slice(0, 128),
         outcome: statusCode < 400 ? 'success' : 'failure',
         statusCode,
+        details: req.auditDetails ?? null,
       });
     } catch (err) {
       // The mutation itself has already happened: report the lost record, do not fail the request.

@@ -19,6 +19,8 @@ import {
   type PrincipalGrantRow,
 } from './grants.repository.js';
 import type { Principal } from './principal.js';
+import { PrincipalSource } from './principal-source.js';
+import { toPrincipal } from './token-principal.js';
 
 export type { GrantPrincipal, GrantRow, PrincipalGrantRow };
 
@@ -81,6 +83,7 @@ export class AccessService {
   constructor(
     private readonly grants: GrantsRepository,
     private readonly db: Database,
+    private readonly principals: PrincipalSource,
   ) {}
 
   register(type: GrantableType, resolver: ResourceResolver): void {
@@ -221,6 +224,31 @@ export class AccessService {
         `This operation requires the ${action} action on this ${type.toLowerCase()}`,
       );
     }
+  }
+
+  /**
+   * Which of `userIds` (users of the account) hold `action` on one resource now, decided as
+   * {@link requireAccess} decides it for a request of theirs (their roles, groups and grants as
+   * they are now; deactivated users hold nothing). For other users than the caller, such as the
+   * reviewers the merge gate counts: one query for the users, then {@link map} for each.
+   */
+  async usersHolding(
+    accountId: number,
+    type: GrantableType,
+    id: number,
+    action: Action,
+    userIds: readonly number[],
+  ): Promise<Set<number>> {
+    const unique = [...new Set(userIds)];
+    if (unique.length === 0) return new Set();
+    const rows = await this.principals.byUserIds(accountId, unique);
+    const held = await Promise.all(
+      rows.map(async (row) => {
+        const access = await this.map(toPrincipal(row), type, [id]);
+        return access.can(id, READ[type]) && access.can(id, action) ? row.userId : null;
+      }),
+    );
+    return new Set(held.filter((userId): userId is number => userId !== null));
   }
 
   /**

@@ -1,13 +1,9 @@
 /**
- * What one token resolves to, read in one round trip on every authenticated request: the key,
- * its user, the user's groups, the roles they hold directly or through a group, and the actions
- * those carry (account-wide, on some resource, and on every resource of a type).
+ * What a user holds, read in one round trip: the user, their groups, the roles they hold directly
+ * or through a group, and the actions those carry (account-wide, on some resource, and on every
+ * resource of a type).
  */
-export interface TokenPrincipalRow {
-  keyId: number;
-  lastUsedAt: Date | null;
-  /** When the key stops working (a cached principal never outlives it). */
-  expiresAt: Date | null;
+export interface UserPrincipalRow {
   userId: number;
   accountId: number;
   email: string;
@@ -20,6 +16,14 @@ export interface TokenPrincipalRow {
   objectActions: string[];
   /** `Type:Action` of policies on every resource of a type. */
   typeActions: string[];
+}
+
+/** What one token resolves to, on every authenticated request: the key and its user's {@link UserPrincipalRow}. */
+export interface TokenPrincipalRow extends UserPrincipalRow {
+  keyId: number;
+  lastUsedAt: Date | null;
+  /** When the key stops working (a cached principal never outlives it). */
+  expiresAt: Date | null;
 }
 
 /**
@@ -37,4 +41,11 @@ export abstract class PrincipalSource {
 
   /** Records that a key was just used (writes at most once a minute per key). */
   abstract touch(keyId: number): Promise<void>;
+
+  /**
+   * What each of `userIds` of the account holds now, without a key (deciding whether someone
+   * other than the caller holds an action: the merge gate's reviewers). Unknown ids, other
+   * accounts' users and deactivated users are left out.
+   */
+  abstract byUserIds(accountId: number, userIds: readonly number[]): Promise<UserPrincipalRow[]>;
 }

@@ -1,6 +1,6 @@
 import { Action, builtInRoleActions, expandActions } from './action.js';
 import type { Principal } from './principal.js';
-import type { TokenPrincipalRow } from './principal-source.js';
+import type { TokenPrincipalRow, UserPrincipalRow } from './principal-source.js';
 
 /**
  * Plain functions with no framework in them: the bench baseline builds its principals with them
@@ -18,14 +18,18 @@ function byType(pairs: readonly string[]): Map<string, ReadonlySet<Action>> {
   return new Map([...grouped].map(([type, actions]) => [type, expandActions(actions)]));
 }
 
-export /** The principal of a token row: built-in roles and grants expanded into action sets. */
-function toPrincipal(row: TokenPrincipalRow): Principal {
+export /**
+ * The principal of a token row: built-in roles and grants expanded into action sets. A user row
+ * without a key (`PrincipalSource.byUserIds`) gives a principal with `apiKeyId` 0, to decide
+ * access with, never to authenticate.
+ */
+function toPrincipal(row: TokenPrincipalRow | UserPrincipalRow): Principal {
   const actions = expandActions([...builtInRoleActions(row.defaultRoles), ...row.globalActions]);
   return {
     userId: row.userId,
     accountId: row.accountId,
     email: row.email,
-    apiKeyId: row.keyId,
+    apiKeyId: 'keyId' in row ? row.keyId : 0,
     roleIds: row.roleIds,
     groupIds: row.groupIds,
     actions,

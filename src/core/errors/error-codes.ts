@@ -259,7 +259,7 @@ export const ERROR_CODES = {
   branch_exists: { status: 409, meaning: 'A branch with that name exists.' },
   deploy_branch_protected: {
     status: 400,
-    meaning: 'The deploy branch cannot be deleted, written directly or made a staging environment.',
+    meaning: 'The deploy branch cannot be deleted, written directly, made a staging environment or reviewed.',
   },
   branch_not_writable: {
     status: 400,
@@ -291,6 +291,20 @@ export const ERROR_CODES = {
   merge_not_allowed: {
     status: 403,
     meaning: 'Merging into the deploy branch is turned off for the deployment (`deployBranchMergeAllowed`).',
+  },
+  merge_gate_unmet: {
+    status: 409,
+    meaning:
+      'The merge gate of the deploy branch is not met; the message names what is missing (approvals, a request for changes, content the change would break); nothing changed.',
+  },
+  merge_gate_override_forbidden: {
+    status: 403,
+    meaning: '`overrideMergeGate` was sent by a caller who is not a tenant admin.',
+  },
+  cannot_review_own_change: {
+    status: 409,
+    meaning:
+      'The reviewer authored a commit of the change (the branch’s commits the deploy branch does not have).',
   },
   upload_hash_mismatch: {
     status: 400,

@@ -6,6 +6,8 @@ import { DeploymentLifecycle } from '../deployments/deployment-lifecycle.js';
 import { DeploymentsModule } from '../deployments/deployments.module.js';
 import { ModelCompiler } from './compiler/model-compiler.js';
 import { BranchesController } from './branches.controller.js';
+import { BranchReviewsRepository } from './branch-reviews.repository.js';
+import { BranchReviews } from './branch-reviews.service.js';
 import { ConnectionController } from './connection.controller.js';
 import { BuildStatusController, DataModelController } from './data-model.controller.js';
 import { DataModelRepository } from './data-model.repository.js';
@@ -16,6 +18,7 @@ import { ModelBranch } from './entities/model-branch.entity.js';
 import { ModelBuild } from './entities/model-build.entity.js';
 import { ModelDevSession } from './entities/model-dev-session.entity.js';
 import { ModelEnvironment } from './entities/model-environment.entity.js';
+import { ModelBranchReview } from './entities/model-review.entity.js';
 import { ModelRemote } from './entities/model-remote.entity.js';
 import { ModelUpload, ModelUploadFile } from './entities/model-upload.entity.js';
 import { GitStore } from './git/git-store.js';
@@ -33,10 +36,13 @@ import { ModelImports } from './model-imports.js';
 import { ModelMerges } from './model-merges.service.js';
 import { ModelRefs } from './model-refs.js';
 import { ModelRemotes } from './model-remotes.js';
+import { ModelReview } from './model-review.service.js';
 import { ModelUploads, UPLOAD_SWEEP_JOB } from './model-uploads.service.js';
 import { ModelVerdicts } from './model-verdicts.js';
 import { ModelWorkspace } from './model-workspace.js';
 import { MergesController } from './merges.controller.js';
+import { MergeGate } from './merge-gate.js';
+import { ReviewsController } from './reviews.controller.js';
 
 /**
  * Plugs the data model into the life of a deployment: a new deployment gets its production
@@ -87,6 +93,7 @@ class ModelLifecycle implements OnModuleInit {
   imports: [
     TypeOrmModule.forFeature([
       ModelBranch,
+      ModelBranchReview,
       ModelBuild,
       ModelDevSession,
       ModelEnvironment,
@@ -102,6 +109,7 @@ class ModelLifecycle implements OnModuleInit {
     DevModeController,
     BranchesController,
     MergesController,
+    ReviewsController,
     ConnectionController,
     BuildStatusController,
     EnvironmentsController,
@@ -124,6 +132,10 @@ class ModelLifecycle implements OnModuleInit {
     ModelBranches,
     ModelMerges,
     ModelConnection,
+    ModelReview,
+    BranchReviewsRepository,
+    BranchReviews,
+    MergeGate,
     ModelEnvironments,
     DeployStates,
     ModelImports,

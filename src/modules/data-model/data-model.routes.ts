@@ -25,6 +25,10 @@ export const MERGE_ERRORS = [
   'nothing_to_merge',
   'merge_conflict',
   'merge_not_allowed',
+  'merge_gate_unmet',
+  'merge_gate_override_forbidden',
+  'compiler_unavailable',
+  'compile_limit_reached',
   'remote_failed',
   'queue_unavailable',
 ] as const;

@@ -10,6 +10,7 @@ import { MergeDto, MergeResponseDto, MergeToDefaultDto } from './dto/data-model.
 import { DATA_MODEL_ROUTES, MERGE_ERRORS } from './data-model.routes.js';
 import { ModelMerges } from './model-merges.service.js';
 import { Audited } from '../../core/audit/audited.decorator.js';
+import { AuditDetails, type AuditNote } from '../../core/audit/audit-details.js';
 
 /** Merges into the parent branch or the deploy branch. */
 @ApiTags('Data Model')
@@ -24,7 +25,10 @@ export class MergesController {
   @RequireObjectAction(Action.SchemaUpdateDevBranches)
   @ApiOperation({
     summary: 'Merge a branch into its parent branch (git-flow merge)',
-    description: 'Default: your active branch. A conflict is 409 listing the files and changes nothing.',
+    description:
+      'Default: your active branch. A conflict is 409 listing the files and changes nothing. Into the deploy ' +
+      'branch, its merge gate applies (409 `merge_gate_unmet` naming what is missing; `overrideMergeGate` for ' +
+      'tenant admins, recorded in the audit log).',
   })
   @ApiOkResponse({ type: MergeResponseDto })
   @ApiErrors(...MERGE_ERRORS)
@@ -32,22 +36,31 @@ export class MergesController {
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') id: number,
     @Body() dto: MergeDto,
+    @AuditDetails() note: AuditNote,
   ): Promise<MergeResponseDto> {
-    return this.merges.merge(actor, id, dto);
+    return this.merges.merge(actor, id, dto, note);
   }
 
   @Post('merge-to-default')
   @Audited()
   @HttpCode(200)
   @RequireObjectAction(Action.SchemaUpdate)
-  @ApiOperation({ summary: 'Merge a branch straight into the deploy (default) branch' })
+  @ApiOperation({
+    summary: 'Merge a branch straight into the deploy (default) branch',
+    description:
+      'The deploy branch’s merge gate applies: approvals, no request for changes and no newly broken content ' +
+      'as the deployment sets them, else 409 `merge_gate_unmet` naming what is missing and nothing changes. ' +
+      '`overrideMergeGate: true` lets a tenant admin merge anyway (others: 403 ' +
+      '`merge_gate_override_forbidden`); the audit entry records the override and what was missing.',
+  })
   @ApiOkResponse({ type: MergeResponseDto })
   @ApiErrors(...MERGE_ERRORS)
   mergeToDefault(
     @CurrentPrincipal() actor: Principal,
     @IdParam('deploymentId') id: number,
     @Body() dto: MergeToDefaultDto,
+    @AuditDetails() note: AuditNote,
   ): Promise<MergeResponseDto> {
-    return this.merges.mergeToDefault(actor, id, dto);
+    return this.merges.mergeToDefault(actor, id, dto, note);
   }
 }

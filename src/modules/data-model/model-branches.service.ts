@@ -3,6 +3,7 @@ import { Action } from '../../core/auth/action.js';
 import type { Principal } from '../../core/auth/principal.js';
 import { Database } from '../../core/database/database.js';
 import { buildPage, resolvePaging, type Page, type PageQueryDto } from '../../core/http/pagination.js';
+import { BranchReviews, type BranchReviewCounts } from './branch-reviews.service.js';
 import { dataModelError } from './data-model.errors.js';
 import { DataModelRepository, type BranchRow } from './data-model.repository.js';
 import type {
@@ -29,12 +30,13 @@ export class ModelBranches {
     private readonly remotes: ModelRemotes,
     private readonly devMode: ModelDevMode,
     private readonly lifecycle: DeploymentLifecycle,
+    private readonly reviews: BranchReviews,
   ) {}
 
   // --- Listing ------------------------------------------------------------------------------------
 
   async list(actor: Principal, deploymentId: number, query: PageQueryDto): Promise<Page<BranchDto>> {
-    await this.ws.open(actor, deploymentId, Action.SchemaRead);
+    const ctx = await this.ws.open(actor, deploymentId, Action.SchemaRead);
     const paging = resolvePaging(query, ['string']);
     const [heads, rows] = await Promise.all([
       this.ws.git.refs(deploymentId, 'refs/heads/'),
@@ -44,21 +46,34 @@ export class ModelBranches {
     const names = [...heads.keys()].sort();
     const after = paging.mode === 'cursor' && paging.after ? String(paging.after[0]) : null;
     const page = names.filter((n) => after === null || n > after);
+    const size = paging.mode === 'cursor' ? paging.first : paging.limit;
+    // The reviews of the page's branches at their heads, in one query.
+    const reviews = await this.reviews.counts(
+      ctx,
+      page.slice(0, size).map((n) => ({ name: n, head: heads.get(n) ?? null })),
+    );
     return buildPage(
       page,
       paging,
       (n) => [n],
-      (n) => this.toDto(byName.get(n) ?? null, n, heads.get(n) ?? null),
+      (n) => this.toDto(byName.get(n) ?? null, n, heads.get(n) ?? null, reviews.get(n)),
     );
   }
 
-  private toDto(row: BranchRow | null, name: string, head: string | null): BranchDto {
+  private toDto(
+    row: BranchRow | null,
+    name: string,
+    head: string | null,
+    reviews: BranchReviewCounts | undefined,
+  ): BranchDto {
     return {
       id: row?.id ?? 0,
       name,
       parentBranch: row?.parentName ?? null,
       lastHash: head,
       isStagingEnvironmentEnabled: row?.stagingEnabled ?? false,
+      approvals: reviews?.approvals ?? 0,
+      changesRequested: reviews?.changesRequested ?? 0,
     };
   }
 
@@ -152,6 +167,7 @@ export class ModelBranches {
       await this.lifecycle.changed(ctx.accountId, deploymentId);
     });
     const row = (await this.repository.branch(deploymentId, branch.name))!;
-    return { data: this.toDto(row, branch.name, branch.head) };
+    const reviews = await this.reviews.counts(ctx, [{ name: branch.name, head: branch.head }]);
+    return { data: this.toDto(row, branch.name, branch.head, reviews.get(branch.name)) };
   }
 }

@@ -24,6 +24,7 @@ import { ModelBuilds } from './model-builds.js';
 import { fileTree, normalisePath } from './model-paths.js';
 import { ModelRefs } from './model-refs.js';
 import { ModelRemotes } from './model-remotes.js';
+import { ModelReview } from './model-review.service.js';
 import { ModelVerdicts } from './model-verdicts.js';
 import { ModelWorkspace, type Branch, type BranchState, type ModelContext } from './model-workspace.js';
 
@@ -45,6 +46,7 @@ export class ModelFiles {
     private readonly builds: ModelBuilds,
     private readonly remotes: ModelRemotes,
     private readonly jobs: JobQueue,
+    private readonly review: ModelReview,
   ) {}
 
   /** The commit whose files a reader of `branch` sees: the owner sees their pending changes. */
@@ -248,6 +250,8 @@ export class ModelFiles {
       valid: result.valid,
       errors: result.errors,
       cubesCount: result.cubesCount,
+      // What stored content this model would break, against the deploy branch's (issue 33).
+      impact: await this.review.impactAgainstDeploy(ctx, branch, result),
     };
   }
 

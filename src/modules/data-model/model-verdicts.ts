@@ -10,9 +10,10 @@ import { GitStore } from './git/git-store.js';
 
 /**
  * Bumped when what this service makes of a model changes (which files it compiles, how errors are
- * named), so verdicts cached by an older build are not served by a newer one.
+ * named, what the summary holds), so verdicts cached by an older build are not served by a newer
+ * one. 2: a valid verdict carries the model's summary (issue 33), which the member diff reads.
  */
-const VERDICT_RULES = 1;
+const VERDICT_RULES = 2;
 
 /** A verdict, and whether it was reused from an earlier compile of the same tree. */
 export type Verdict = CompileResult & { reused: boolean };
@@ -81,7 +82,8 @@ export class ModelVerdicts implements OnApplicationShutdown {
       ttlSeconds: compileCacheSeconds,
       memoryMaxEntries: 1_000,
       memoryMaxBytes: 32 * 1024 * 1024,
-      maxValueBytes: 1024 * 1024,
+      // A valid verdict holds the model's summary: a few KB a cube. A larger one is not kept.
+      maxValueBytes: 4 * 1024 * 1024,
       logger: new Logger('ModelVerdicts'),
     });
   }
@@ -109,7 +111,8 @@ export class ModelVerdicts implements OnApplicationShutdown {
       .update(JSON.stringify([accountId, tree, this.settings]))
       .digest('hex');
     const cached = await this.cache.get(key);
-    if (cached) return { ...cached, reused: true };
+    // A valid verdict without a summary was kept by an older build: compiled again.
+    if (cached && (!cached.valid || cached.summary)) return { ...cached, reused: true };
     let compiling = this.inFlight.get(key);
     if (!compiling) {
       compiling = this.compile(key, accountId, deploymentId, commit, prefix, options.waitForSlot).finally(

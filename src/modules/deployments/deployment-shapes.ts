@@ -51,6 +51,8 @@ export function settingsShape(row: DeploymentRow, domain: string): DeploymentSet
     deployBranchName: row.deployBranchName,
     deployBranchReadOnly: row.deployBranchReadOnly,
     deployBranchMergeAllowed: row.deployBranchMergeAllowed,
+    deployBranchRequiredApprovals: row.deployBranchRequiredApprovals,
+    deployBranchBlockNewBrokenContent: row.deployBranchBlockNewBrokenContent,
     deployProjectRoot: row.deployProjectRoot,
     isCubeSqlEnabled: true,
     isSupportPreAggregations: true,

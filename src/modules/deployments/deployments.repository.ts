@@ -26,6 +26,8 @@ export interface DeploymentRow {
   deployBranchName: string;
   deployBranchReadOnly: boolean;
   deployBranchMergeAllowed: boolean;
+  deployBranchRequiredApprovals: number;
+  deployBranchBlockNewBrokenContent: boolean;
   deployProjectRoot: string;
 }
 
@@ -48,6 +50,8 @@ const COLUMNS = `d.id, d.name, d.creation_step AS "creationStep", d.cloud_provid
   d.template, d.template_variables AS "templateVariables", d.default_launchpad_view_group AS "defaultLaunchpadViewGroup",
   d.launchpad_tabs AS "launchpadTabs", d.custom_domain AS "customDomain", d.deploy_branch_name AS "deployBranchName",
   d.deploy_branch_read_only AS "deployBranchReadOnly", d.deploy_branch_merge_allowed AS "deployBranchMergeAllowed",
+  d.deploy_branch_required_approvals AS "deployBranchRequiredApprovals",
+  d.deploy_branch_block_new_broken_content AS "deployBranchBlockNewBrokenContent",
   d.deploy_project_root AS "deployProjectRoot"`;
 
 /** The head of the deployment `d`'s channel: its highest release in semantic-version order. */
@@ -151,6 +155,8 @@ export class DeploymentsRepository {
          launchpad_tabs = :launchpadTabs, creation_method = :creationMethod, deploy_mode = :deployMode,
          custom_domain = :customDomain, deploy_branch_name = :deployBranchName,
          deploy_branch_read_only = :deployBranchReadOnly, deploy_branch_merge_allowed = :deployBranchMergeAllowed,
+         deploy_branch_required_approvals = :deployBranchRequiredApprovals,
+         deploy_branch_block_new_broken_content = :deployBranchBlockNewBrokenContent,
          deploy_project_root = :deployProjectRoot, updated_at = now()
        WHERE d.account_id = :accountId AND d.id = :id RETURNING ${ROW}`,
       {
@@ -172,6 +178,8 @@ export class DeploymentsRepository {
         deployBranchName: next.deployBranchName,
         deployBranchReadOnly: next.deployBranchReadOnly,
         deployBranchMergeAllowed: next.deployBranchMergeAllowed,
+        deployBranchRequiredApprovals: next.deployBranchRequiredApprovals,
+        deployBranchBlockNewBrokenContent: next.deployBranchBlockNewBrokenContent,
         deployProjectRoot: next.deployProjectRoot,
       },
     );

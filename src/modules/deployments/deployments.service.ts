@@ -65,6 +65,10 @@ export interface DeploymentGitSettings {
   deployBranchName: string;
   deployBranchReadOnly: boolean;
   deployBranchMergeAllowed: boolean;
+  /** The merge gate (docs/data-model.md, "Reviews and the merge gate"): approvals needed, 0 to 10. */
+  deployBranchRequiredApprovals: number;
+  /** The merge gate: a merge into the deploy branch may not break stored content. */
+  deployBranchBlockNewBrokenContent: boolean;
   deployProjectRoot: string;
 }
 
@@ -284,6 +288,8 @@ export class DeploymentsService implements OnModuleInit {
       deployBranchName: row.deployBranchName,
       deployBranchReadOnly: row.deployBranchReadOnly,
       deployBranchMergeAllowed: row.deployBranchMergeAllowed,
+      deployBranchRequiredApprovals: row.deployBranchRequiredApprovals,
+      deployBranchBlockNewBrokenContent: row.deployBranchBlockNewBrokenContent,
       deployProjectRoot: row.deployProjectRoot,
     };
   }

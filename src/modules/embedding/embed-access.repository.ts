@@ -65,6 +65,24 @@ export class EmbedAccessRepository {
     return row!.shared;
   }
 
+  /**
+   * The tenants of the account each of `workbookIds` is shared with (every tenant of the account
+   * when it is shared with every embed user), by workbook; workbooks shared with nobody are left out.
+   */
+  tenantsByWorkbook(
+    accountId: number,
+    workbookIds: readonly number[],
+  ): Promise<Array<{ workbookId: number; tenants: string[] }>> {
+    return this.db.query(
+      `SELECT a.workbook_id AS "workbookId", array_agg(DISTINCT t.name ORDER BY t.name) AS tenants
+       FROM workbook_embed_access a
+       JOIN embed_tenants t ON t.account_id = :accountId AND (a.tenant_id IS NULL OR t.id = a.tenant_id)
+       WHERE a.account_id = :accountId AND a.workbook_id = ANY(:workbookIds::int[])
+       GROUP BY a.workbook_id`,
+      { accountId, workbookIds },
+    );
+  }
+
   async view(workbookId: number): Promise<EmbedAccessRow> {
     const row = await this.db.one<EmbedAccessRow>(
       `SELECT ${dashboardAllowEmbedSql(':workbookId')} AS "allowEmbed",

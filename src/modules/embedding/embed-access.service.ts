@@ -136,6 +136,18 @@ export class EmbedAccessService {
     return this.access.sharedWith(accountId, workbookId, tenantName);
   }
 
+  /**
+   * The embed tenants (names, sorted) that see each of the account's workbooks `workbookIds`
+   * through the shares above: the tenants it is shared with, or every tenant of the account when
+   * it is shared with every embed user. A workbook shared with nobody maps to nothing. The content
+   * impact of a model change (issue 33) reads it; no caller, no access check.
+   */
+  async tenantsByWorkbook(accountId: number, workbookIds: readonly number[]): Promise<Map<number, string[]>> {
+    if (workbookIds.length === 0) return new Map();
+    const rows = await this.access.tenantsByWorkbook(accountId, workbookIds);
+    return new Map(rows.map((r) => [r.workbookId, r.tenants]));
+  }
+
   private async view(workbookId: number): Promise<EmbedAccessResponseDto> {
     const row = await this.access.view(workbookId);
     return {

@@ -34,7 +34,8 @@ import { NotificationsService } from './notifications.service.js';
  * (`NotificationOperationsService`), and runs and failed deliveries publish their events
  * (`DomainEvents`, provided by the webhooks module). Embed users are provisioned through the embedding module, which is
  * global. Exports {@link DashboardRendering} (a published dashboard rendered to PDF or PNG under
- * one security context), which the runs use and dashboard exports share.
+ * one security context), which the runs use and dashboard exports share, and
+ * {@link NotificationsService}, whose `overridesOfDeployment` the content impact reads.
  */
 @Module({
   imports: [
@@ -67,6 +68,6 @@ import { NotificationsService } from './notifications.service.js';
     NotificationDeliverJob,
     declareJobs(NOTIFICATION_RUN_JOB, NOTIFICATION_DELIVER_JOB),
   ],
-  exports: [DashboardRendering],
+  exports: [DashboardRendering, NotificationsService],
 })
 export class NotificationsModule {}

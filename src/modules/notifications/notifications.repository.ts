@@ -59,6 +59,19 @@ export interface RecipientRow {
   deactivated: boolean;
 }
 
+/** A notification's overrides and embed recipients' tenants, as the content impact reads them. */
+export interface NotificationOverridesRow {
+  id: number;
+  dashboardId: number;
+  cronExpression: string;
+  timezone: string;
+  filters: unknown;
+  timeGrains: unknown;
+  memberSwitchers: unknown;
+  /** The tenants of its embed-user recipients, sorted. */
+  embedTenants: string[];
+}
+
 export interface EmbedRecipientWrite {
   embedUserId: number;
   embedTenantName: string;
@@ -132,6 +145,20 @@ export class NotificationsRepository {
       byId
         ? { accountId, deploymentId, dashboardId: by.id }
         : { accountId, deploymentId, publicId: by.publicId },
+    );
+  }
+
+  /** Every notification of the account's deployment with its overrides and recipients' tenants (one query). */
+  overrides(accountId: number, deploymentId: number): Promise<NotificationOverridesRow[]> {
+    return this.db.query<NotificationOverridesRow>(
+      `SELECT n.id, n.dashboard_id AS "dashboardId", n.cron_expression AS "cronExpression", n.timezone,
+         n.filters, n.time_grains AS "timeGrains", n.member_switchers AS "memberSwitchers",
+         ARRAY(SELECT DISTINCT r.embed_tenant_name FROM notification_recipients r
+               WHERE r.notification_id = n.id AND r.type = 'EMBED_USER' AND r.embed_tenant_name IS NOT NULL
+               ORDER BY 1) AS "embedTenants"
+       FROM notifications n
+       WHERE n.account_id = :accountId AND n.deployment_id = :deploymentId`,
+      { accountId, deploymentId },
     );
   }
 

@@ -26,6 +26,20 @@ import { NotificationsRepository, type NotificationRow } from './notifications.r
 
 export { scheduleOwner };
 
+/** A notification as the content impact reads it ({@link NotificationsService.overridesOfDeployment}). */
+export interface NotificationOverrides {
+  id: number;
+  dashboardId: number;
+  /** Its schedule in words: `At 09:00 (UTC)`. */
+  schedule: string;
+  /** As stored (JSON arrays, or null). */
+  filters: unknown;
+  timeGrains: unknown;
+  memberSwitchers: unknown;
+  /** The tenants of its embed-user recipients, sorted. */
+  embedTenants: string[];
+}
+
 /**
  * Scheduled notifications of a deployment: the rows, and their schedules in `job_schedules`
  * (created, changed and removed in the same unit of work as the row; enabled only while the
@@ -222,6 +236,25 @@ export class NotificationsService {
       throw coreError('invalid_cursor', 'after is not a cursor of this list');
     const rows = await this.runs.deliveries(id, after, fetchLimit(paging));
     return buildPage(rows, paging, (r) => [r.id]);
+  }
+
+  /**
+   * Every notification of the account's deployment: its dashboard, schedule in words, filters,
+   * time grains and field switchers as stored, and the tenants of its embed-user recipients. No
+   * caller and no access check: the content impact of a model change (issue 33) reads them for a
+   * caller the data model has already checked.
+   */
+  async overridesOfDeployment(accountId: number, deploymentId: number): Promise<NotificationOverrides[]> {
+    const rows = await this.notifications.overrides(accountId, deploymentId);
+    return rows.map((r) => ({
+      id: r.id,
+      dashboardId: r.dashboardId,
+      schedule: humanReadableSchedule(r.cronExpression, r.timezone),
+      filters: r.filters,
+      timeGrains: r.timeGrains,
+      memberSwitchers: r.memberSwitchers,
+      embedTenants: r.embedTenants,
+    }));
   }
 
   /** The notification, or 404 (`deployment_not_found` when the deployment is not the caller's). */

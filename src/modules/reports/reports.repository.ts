@@ -68,6 +68,14 @@ export interface ReportChainRow {
   chain: Array<number | null> | null;
 }
 
+/** A report's stored JSON query (text), with the dashboards whose report snapshots took it. */
+export interface ReportQueryRow {
+  id: number;
+  name: string;
+  jsonQuery: string;
+  dashboardIds: number[];
+}
+
 /** One page of the report list: filters, the caller's visibility, order and where it starts. */
 export interface ReportListQuery {
   accountId: number;
@@ -105,6 +113,20 @@ export class ReportsRepository {
        FROM reports r ${folderJoin('r.folder_id', 'f')}
        WHERE r.account_id = :accountId AND r.id = ANY(:ids)`,
       { accountId, ids },
+    );
+  }
+
+  /**
+   * The JSON query of every report of the deployment that has one, with the dashboards whose last
+   * publish took it (`report_snapshots`); one query, the text unparsed (the content impact).
+   */
+  jsonQueries(accountId: number, deploymentId: number): Promise<ReportQueryRow[]> {
+    return this.db.query<ReportQueryRow>(
+      `SELECT r.id, r.name, r.json_query AS "jsonQuery",
+         ARRAY(SELECT DISTINCT rs.dashboard_id FROM report_snapshots rs WHERE rs.report_id = r.id) AS "dashboardIds"
+       FROM reports r
+       WHERE r.account_id = :accountId AND r.deployment_id = :deploymentId AND r.json_query IS NOT NULL`,
+      { accountId, deploymentId },
     );
   }
 

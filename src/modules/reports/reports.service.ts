@@ -22,7 +22,14 @@ import {
   type ReportRow,
 } from './report.mapper.js';
 import { reportsError } from './reports.errors.js';
-import { DEFINITION_COLUMNS, ReportsRepository, type ReportChange } from './reports.repository.js';
+import {
+  DEFINITION_COLUMNS,
+  ReportsRepository,
+  type ReportChange,
+  type ReportQueryRow,
+} from './reports.repository.js';
+
+export type { ReportQueryRow };
 
 /**
  * Reports of a deployment: read, create, update, upsert by public id, move and delete (the list
@@ -102,6 +109,16 @@ export class ReportsService implements OnModuleInit {
     const row = await this.reports.read(accountId, deploymentId, reportId);
     if (!row) return null;
     return { name: row.name, title: row.title, jsonQuery: row.jsonQuery, sqlQuery: row.sqlQuery };
+  }
+
+  /**
+   * The JSON query (unparsed text) of every report of the account's deployment that has one, with
+   * the dashboards whose last publish took it; reports with only a SQL query are left out. No
+   * caller and no access check: the content impact of a model change (issue 33) reads all of them
+   * for a caller the data model has already checked.
+   */
+  jsonQueries(accountId: number, deploymentId: number): Promise<ReportQueryRow[]> {
+    return this.reports.jsonQueries(accountId, deploymentId);
   }
 
   /**

@@ -1,7 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { PrincipalSource, type TokenPrincipalRow } from '../../core/auth/principal-source.js';
+import {
+  PrincipalSource,
+  type TokenPrincipalRow,
+  type UserPrincipalRow,
+} from '../../core/auth/principal-source.js';
 import { Database } from '../../core/database/database.js';
-import { TOKEN_SQL, TOUCH_KEY_SQL } from './token.sql.js';
+import { TOKEN_SQL, TOUCH_KEY_SQL, USER_PRINCIPALS_SQL } from './token.sql.js';
 import { PrincipalCache } from '../../core/auth/principal-cache.js';
 
 export interface ApiKeyRow {
@@ -34,6 +38,11 @@ export class ApiKeysRepository implements PrincipalSource {
 
   async touch(keyId: number): Promise<void> {
     await this.db.query(TOUCH_KEY_SQL, { keyId }, { prepare: true });
+  }
+
+  byUserIds(accountId: number, userIds: readonly number[]): Promise<UserPrincipalRow[]> {
+    if (userIds.length === 0) return Promise.resolve([]);
+    return this.db.query<UserPrincipalRow>(USER_PRINCIPALS_SQL, { accountId, userIds: [...userIds] });
   }
 
   /** A page of the user's live keys by id, after `afterId`. */

@@ -17,6 +17,15 @@ export interface NewDashboard {
   userId: number;
 }
 
+/** A published dashboard as the content impact reads it: its name and config. */
+export interface PublishedDashboardRow {
+  id: number;
+  /** Its title, or its workbook's name when it has none. */
+  name: string;
+  workbookId: number;
+  config: unknown;
+}
+
 /**
  * All SQL on `dashboards` (a workbook's published dashboard) and on the draft saved on the
  * workbook row, which the dashboard endpoints edit.
@@ -54,6 +63,16 @@ export class DashboardsRepository {
        WHERE public_id = :publicId AND account_id = :accountId
        RETURNING id, public_id AS "publicId", allow_embed AS "allowEmbed"`,
       { publicId, accountId, allowEmbed },
+    );
+  }
+
+  /** Every published dashboard of the account's deployment, with its name and config (one query). */
+  published(accountId: number, deploymentId: number): Promise<PublishedDashboardRow[]> {
+    return this.db.query<PublishedDashboardRow>(
+      `SELECT d.id, COALESCE(NULLIF(btrim(d.title), ''), w.name) AS name, d.workbook_id AS "workbookId", d.config
+       FROM dashboards d JOIN workbooks w ON w.id = d.workbook_id
+       WHERE d.account_id = :accountId AND d.deployment_id = :deploymentId AND d.status = 'published'`,
+      { accountId, deploymentId },
     );
   }
 

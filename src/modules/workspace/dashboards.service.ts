@@ -4,7 +4,7 @@ import type { Principal } from '../../core/auth/principal.js';
 import { Database } from '../../core/database/database.js';
 import { DomainEvents } from '../../core/events/domain-events.js';
 import { randomPublicId, validateDashboardConfig } from './dashboards.js';
-import { DashboardsRepository } from './dashboards.repository.js';
+import { DashboardsRepository, type PublishedDashboardRow } from './dashboards.repository.js';
 import {
   DashboardConfigInputDto,
   type DashboardDto,
@@ -16,6 +16,8 @@ import { workbooksError } from './workbooks.errors.js';
 import { notFound, WorkbookLookup, type Json } from './workbooks.shared.js';
 import { WorkspaceContent } from './workspace-content.js';
 import { dashboardEvent, workbookEvent } from './workspace-events.js';
+
+export type { PublishedDashboardRow };
 
 /**
  * The dashboards of a workbook: the draft saved on the workbook row and the published dashboard
@@ -42,6 +44,15 @@ export class DashboardsService {
       if (row) await this.publishDashboard(row.accountId, row.id, 'changed');
       return row !== undefined;
     });
+  }
+
+  /**
+   * Every published dashboard of the account's deployment: id, name (its title, else its
+   * workbook's name), workbook and config. No caller and no access check: the content impact of
+   * a model change (issue 33) reads them for a caller the data model has already checked.
+   */
+  publishedOfDeployment(accountId: number, deploymentId: number): Promise<PublishedDashboardRow[]> {
+    return this.dashboards.published(accountId, deploymentId);
   }
 
   /** The same flag by the dashboard's public id in the account; undefined when there is none. */

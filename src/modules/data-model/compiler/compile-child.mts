@@ -18,6 +18,14 @@ import childProcess, { type SpawnSyncReturns } from 'node:child_process';
 import { createRequire } from 'node:module';
 import type { PrepareCompilerOptions } from '@cubejs-backend/schema-compiler';
 import { openChannel } from '../../../core/sandbox/child-channel.mjs';
+import type {
+  MemberKind,
+  ModelSummary,
+  SummaryCube,
+  SummaryJoin,
+  SummaryMember,
+  SummaryPreAggregation,
+} from '../model-summary.js';
 import type { ChildFile, ChildInput, ChildOutput } from './protocol.js';
 
 // First: the channel takes its references before anything else runs.
@@ -172,6 +180,238 @@ function countListed(cubes: MetaCube[]): number {
     .length;
 }
 
+// --- The summary (issue 33: the member diff, the content impact) -------------------------------------
+
+/** Bounds of the summary: an answer of any model stays small (the host checks them again). */
+const SUMMARY = {
+  cubes: 5_000,
+  membersPerCube: 5_000,
+  itemsPerCube: 1_000,
+  text: 4_000,
+  arrayItems: 200,
+  objectKeys: 100,
+  depth: 6,
+} as const;
+
+/** A definition as the compiler evaluated it: an object of anything (functions included). */
+type Definition = Record<string, unknown>;
+
+const byName = <T extends { name: string }>(a: T, b: T): number =>
+  a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+
+function clip(text: string): string {
+  return text.length > SUMMARY.text ? `${text.slice(0, SUMMARY.text)}…` : text;
+}
+
+/**
+ * A value as JSON a reader can compare: a function by its source text (the compiler keeps `sql`,
+ * `sql_table`, drill members... as functions), objects with their keys sorted, bounded in depth,
+ * length and size; undefined and symbols dropped.
+ */
+function plain(value: unknown, depth = 0, seen = new Set<unknown>()): unknown {
+  if (value === null || typeof value === 'boolean' || typeof value === 'string') {
+    return typeof value === 'string' ? clip(value) : value;
+  }
+  if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'function') return clip(Function.prototype.toString.call(value));
+  if (typeof value !== 'object' || depth >= SUMMARY.depth || seen.has(value)) return undefined;
+  seen.add(value);
+  try {
+    if (Array.isArray(value)) {
+      return value
+        .slice(0, SUMMARY.arrayItems)
+        .map((v) => plain(v, depth + 1, seen))
+        .map((v) => (v === undefined ? null : v));
+    }
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort().slice(0, SUMMARY.objectKeys)) {
+      const v = plain((value as Definition)[key], depth + 1, seen);
+      if (v !== undefined) out[key] = v;
+    }
+    return out;
+  } finally {
+    seen.delete(value);
+  }
+}
+
+/** The attributes of a definition, one by one, less those named in `skip`. */
+function attributesOf(def: Definition, skip: ReadonlySet<string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(def).sort().slice(0, SUMMARY.objectKeys)) {
+    if (skip.has(key)) continue;
+    const v = plain(def[key], 1);
+    if (v !== undefined) out[key] = v;
+  }
+  return out;
+}
+
+/** `public: false` (or the older `visible`/`shown: false`) hides a cube, view or member. */
+function isPublic(def: Definition): boolean {
+  for (const key of ['public', 'visible', 'shown']) {
+    if (def[key] !== undefined && def[key] !== null) return def[key] !== false;
+  }
+  return true;
+}
+
+/** Member attributes that are the compiler's bookkeeping or have a field of their own. */
+const MEMBER_SKIP = new Set([
+  'type',
+  'aggType',
+  'public',
+  'visible',
+  'shown',
+  'ownedByCube',
+  'synthetic',
+  'name',
+]);
+
+/** Cube attributes compared one by one; members, joins and the rest are summarised apart. */
+const CUBE_ATTRIBUTES = [
+  'sql',
+  'sqlTable',
+  'sqlAlias',
+  'title',
+  'description',
+  'dataSource',
+  'extends',
+  'refreshKey',
+  'meta',
+  'calendar',
+] as const;
+
+const KINDS: Array<[MemberKind, 'measures' | 'dimensions' | 'segments']> = [
+  ['measure', 'measures'],
+  ['dimension', 'dimensions'],
+  ['segment', 'segments'],
+];
+
+function membersOf(cube: Definition, cubePublic: boolean): SummaryMember[] {
+  const members: SummaryMember[] = [];
+  for (const [kind, field] of KINDS) {
+    const defs = (cube[field] ?? {}) as Record<string, Definition>;
+    for (const name of Object.keys(defs).sort()) {
+      const def = defs[name];
+      // Links' generated `<dim>___link_<n>_url` dimensions: the link is an attribute of its dimension.
+      if (!def || typeof def !== 'object' || def.synthetic) continue;
+      // A view's measure has the data type (`number`) as `type`, the cube's (`sum`) as `aggType`.
+      const raw = def.aggType ?? def.type;
+      const type = kind !== 'segment' && typeof raw === 'string' && raw !== '' ? raw : null;
+      members.push({
+        name,
+        kind,
+        type,
+        public: cubePublic && isPublic(def),
+        attributes: attributesOf(def, MEMBER_SKIP),
+      });
+      if (members.length >= SUMMARY.membersPerCube) return members;
+    }
+  }
+  return members;
+}
+
+/** A value as one text (a join's `sql`): a string as it is, anything else as JSON; null for none. */
+function asText(v: unknown): string | null {
+  if (v === undefined || v === null) return null;
+  return typeof v === 'string' ? v : clip(JSON.stringify(v));
+}
+
+function joinsOf(cube: Definition): SummaryJoin[] {
+  // Evaluated joins are a list of {name, sql, relationship} (relationships in the compiler's words).
+  const raw = Array.isArray(cube.joins)
+    ? (cube.joins as Definition[])
+    : Object.entries((cube.joins ?? {}) as Record<string, Definition>).map(([name, j]): Definition => ({
+        ...j,
+        name,
+      }));
+  return raw
+    .filter((j) => j && typeof j.name === 'string')
+    .slice(0, SUMMARY.itemsPerCube)
+    .map((j) => ({
+      name: j.name as string,
+      relationship: typeof j.relationship === 'string' ? j.relationship : null,
+      sql: asText(plain(j.sql, 1)),
+    }))
+    .sort(byName);
+}
+
+function preAggregationsOf(cube: Definition): SummaryPreAggregation[] {
+  const defs = (cube.preAggregations ?? {}) as Record<string, Definition>;
+  return Object.keys(defs)
+    .sort()
+    .slice(0, SUMMARY.itemsPerCube)
+    .map((name) => ({ name, attributes: attributesOf(defs[name] ?? {}, new Set(['name'])) }));
+}
+
+/** A filter of a row-level policy, with the member it names as a path. */
+function policyFilter(filter: Definition): unknown {
+  const { member, memberReference, ...rest } = filter;
+  const out = plain(rest, 2) as Record<string, unknown>;
+  const path = memberReference ?? member;
+  if (path !== undefined) out.member = plain(path, 2);
+  for (const key of ['and', 'or'] as const) {
+    if (Array.isArray(filter[key])) out[key] = (filter[key] as Definition[]).map(policyFilter);
+  }
+  return out;
+}
+
+/**
+ * The access policy as the compiler evaluated it: member levels as member paths (`*` expanded),
+ * sorted; row-level filters with their members; conditions and the rest as JSON.
+ */
+function accessPolicyOf(cube: Definition): unknown[] | null {
+  if (!Array.isArray(cube.accessPolicy)) return null;
+  return (cube.accessPolicy as Definition[]).slice(0, SUMMARY.arrayItems).map((policy) => {
+    const { memberLevel, rowLevel, memberMasking, ...rest } = policy ?? {};
+    const out = plain(rest, 1) as Record<string, unknown>;
+    const levels = (level: unknown) => {
+      const l = (level ?? {}) as Definition;
+      const list = (v: unknown) => (Array.isArray(v) ? v.map(String).sort() : []);
+      return {
+        includes: list(l.includesMembers ?? l.includes),
+        excludes: list(l.excludesMembers ?? l.excludes),
+      };
+    };
+    if (memberLevel) out.memberLevel = levels(memberLevel);
+    if (memberMasking)
+      out.memberMasking = { ...(plain(memberMasking, 1) as object), ...levels(memberMasking) };
+    if (rowLevel) {
+      const r = rowLevel as Definition;
+      out.rowLevel = {
+        filters: Array.isArray(r.filters) ? (r.filters as Definition[]).map(policyFilter) : [],
+        allowAll: r.allowAll === true,
+      };
+    }
+    return out;
+  });
+}
+
+/** The compiled model's cubes and views, as review compares them (see model-summary.ts). */
+function summarise(evaluated: Record<string, Definition>): ModelSummary {
+  const cubes: SummaryCube[] = [];
+  for (const name of Object.keys(evaluated).sort().slice(0, SUMMARY.cubes)) {
+    const cube = evaluated[name];
+    const cubePublic = isPublic(cube);
+    const attributes: Record<string, unknown> = {};
+    for (const key of CUBE_ATTRIBUTES) {
+      const v = plain(cube[key], 1);
+      if (v !== undefined) attributes[key] = v;
+    }
+    cubes.push({
+      name,
+      kind: cube.isView ? 'view' : 'cube',
+      fileName: typeof cube.fileName === 'string' ? cube.fileName : null,
+      public: cubePublic,
+      attributes,
+      members: membersOf(cube, cubePublic),
+      joins: joinsOf(cube),
+      preAggregations: preAggregationsOf(cube),
+      accessPolicy: accessPolicyOf(cube),
+    });
+  }
+  return { cubes };
+}
+
 /**
  * Compiles `files`. `untrusted`: the files are a job's, so the function constructors are closed
  * first (once per process: the warm-up compile runs our own files, before).
@@ -217,10 +457,20 @@ async function compile(
     return fileName ? { fileName, message } : { message };
   };
   const all = [...errors, ...(internals.errorsReporter?.getErrors() ?? []), ...thrown].map(named);
-  return {
-    errors: all,
-    cubesCount: all.length === 0 ? countListed(compilers.metaTransformer.cubes) : 0,
-  };
+  if (all.length > 0) return { errors: all, cubesCount: 0 };
+  const evaluated = (compilers.cubeEvaluator as unknown as { evaluatedCubes: Record<string, Definition> })
+    .evaluatedCubes;
+  let summary: ModelSummary;
+  try {
+    summary = summarise(evaluated);
+  } catch (error) {
+    // Only a model that fights being read gets here (a getter that throws): it is not reviewable.
+    return {
+      errors: [{ message: `The compiled model could not be read: ${messageOf(error)}` }],
+      cubesCount: 0,
+    };
+  }
+  return { errors: all, cubesCount: countListed(compilers.metaTransformer.cubes), summary };
 }
 
 function loadCompiler(): { cube: SchemaCompiler; compilerRequire: NodeJS.Require } {

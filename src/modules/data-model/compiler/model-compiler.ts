@@ -16,6 +16,7 @@ import {
   type JobOutcome,
   type SandboxStats,
 } from '../../../core/sandbox/sandbox-pool.js';
+import type { ModelSummary } from '../model-summary.js';
 import type { ChildFile, ChildInput, ChildOutput } from './protocol.js';
 
 /** A file of a branch's project; `fileName` is repo-relative POSIX, e.g. `model/cubes/orders.yml`. */
@@ -44,6 +45,11 @@ export interface CompileResult {
    * (time, memory, a crash, no or an invalid answer): the same model may fare otherwise next time.
    */
   definitive: boolean;
+  /**
+   * The compiled model's cubes and views as review compares them (issue 33), when the model is
+   * valid; absent otherwise.
+   */
+  summary?: ModelSummary;
 }
 
 const compilerError = errorsOf('compiler_unavailable');
@@ -201,11 +207,13 @@ export class ModelCompiler implements OnApplicationBootstrap, OnApplicationShutd
   async compile(files: ModelFile[], options: { spareWarm?: boolean } = {}): Promise<CompileResult> {
     const selection = selectModelFiles(files);
     if (selection.compile.length === 0) {
+      const valid = selection.errors.length === 0;
       return {
-        valid: selection.errors.length === 0,
+        valid,
         errors: selection.errors,
         cubesCount: 0,
         definitive: true,
+        ...(valid ? { summary: { cubes: [] } } : {}),
       };
     }
     const output = await this.runChild(selection.compile, options.spareWarm ?? false);
@@ -227,11 +235,13 @@ export class ModelCompiler implements OnApplicationBootstrap, OnApplicationShutd
           : { message },
       ),
     ];
+    const valid = errors.length === 0;
     return {
-      valid: errors.length === 0,
+      valid,
       errors,
-      cubesCount: errors.length === 0 ? output.cubesCount : 0,
+      cubesCount: valid ? output.cubesCount : 0,
       definitive: true,
+      ...(valid && output.summary ? { summary: output.summary } : {}),
     };
   }
 
@@ -275,8 +285,10 @@ export class ModelCompiler implements OnApplicationBootstrap, OnApplicationShutd
 /** The child's answer, checked: it comes from a process that ran untrusted code. */
 function parseOutput(value: unknown): ChildOutput | null {
   if (typeof value !== 'object' || value === null) return null;
-  const { errors, cubesCount } = value as Record<string, unknown>;
+  const { errors, cubesCount, summary } = value as Record<string, unknown>;
   if (!Array.isArray(errors) || !Number.isSafeInteger(cubesCount) || (cubesCount as number) < 0) return null;
+  // A model without errors comes with its summary (the diff would read a missing one as empty).
+  if (summary === undefined ? errors.length === 0 : !isSummary(summary)) return null;
   const checked: ChildOutput['errors'] = [];
   for (const e of errors.slice(0, MAX_ERRORS) as unknown[]) {
     const { fileName, message } = (typeof e === 'object' && e !== null ? e : {}) as Record<string, unknown>;
@@ -286,5 +298,48 @@ function parseOutput(value: unknown): ChildOutput | null {
   }
   if (errors.length > MAX_ERRORS)
     checked.push({ message: `... and ${errors.length - MAX_ERRORS} more errors` });
-  return { errors: checked, cubesCount: cubesCount as number };
+  return {
+    errors: checked,
+    cubesCount: cubesCount as number,
+    ...(summary !== undefined ? { summary: summary as ModelSummary } : {}),
+  };
+}
+
+/** The most cubes, and members of a cube, a summary may hold (the child keeps to the same). */
+const MAX_SUMMARY_CUBES = 5_000;
+const MAX_SUMMARY_MEMBERS = 5_000;
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+const isNameList = (v: unknown, max: number, item: (x: Record<string, unknown>) => boolean): boolean =>
+  Array.isArray(v) && v.length <= max && v.every((x) => isObject(x) && typeof x.name === 'string' && item(x));
+const stringOrNull = (v: unknown): boolean => v === null || typeof v === 'string';
+
+/**
+ * Whether the child's summary has the shape of a {@link ModelSummary}: it is JSON already (the
+ * answer was parsed), and within the answer's size; only its structure is checked here.
+ */
+function isSummary(value: unknown): boolean {
+  if (!isObject(value)) return false;
+  return isNameList(
+    value.cubes,
+    MAX_SUMMARY_CUBES,
+    (c) =>
+      (c.kind === 'cube' || c.kind === 'view') &&
+      stringOrNull(c.fileName) &&
+      typeof c.public === 'boolean' &&
+      isObject(c.attributes) &&
+      (c.accessPolicy === null || Array.isArray(c.accessPolicy)) &&
+      isNameList(
+        c.members,
+        MAX_SUMMARY_MEMBERS,
+        (m) =>
+          (m.kind === 'measure' || m.kind === 'dimension' || m.kind === 'segment') &&
+          stringOrNull(m.type) &&
+          typeof m.public === 'boolean' &&
+          isObject(m.attributes),
+      ) &&
+      isNameList(c.joins, MAX_SUMMARY_MEMBERS, (j) => stringOrNull(j.relationship) && stringOrNull(j.sql)) &&
+      isNameList(c.preAggregations, MAX_SUMMARY_MEMBERS, (p) => isObject(p.attributes)),
+  );
 }

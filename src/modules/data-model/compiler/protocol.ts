@@ -4,6 +4,7 @@
  * (src/core/sandbox/protocol.ts: ready, a nonce, the job, one result). The child imports this file
  * for its types only.
  */
+import type { ModelSummary } from '../model-summary.js';
 
 /** A model file as Cube names it: relative to the model directory (`cubes/orders.yml`). */
 export interface ChildFile {
@@ -22,4 +23,9 @@ export interface ChildOutput {
   errors: { fileName?: string; message: string }[];
   /** Cubes and views /meta would list; 0 when there are errors. */
   cubesCount: number;
+  /**
+   * The compiled model as review compares it (cubes and views, their members, joins,
+   * pre-aggregations and access policies; bounded, sorted); only when there are no errors.
+   */
+  summary?: ModelSummary;
 }

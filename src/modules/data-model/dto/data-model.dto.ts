@@ -3,6 +3,7 @@ import { PageOf, PageQueryDto } from '../../../core/http/pagination.js';
 import { BoolField, IntField, NestedField, ObjectField, StringField } from '../../../core/http/validation.js';
 import { MAX_GITHUB_ID } from '../github/dto/github.dto.js';
 import { BranchNameField } from './branch-name.js';
+import { ImpactItemDto } from './impact-item.dto.js';
 
 const PATH = { minLength: 1, maxLength: 1024, example: '/model/cubes/orders.yml' } as const;
 
@@ -202,6 +203,13 @@ export class ValidationResponseDto {
   @ApiProperty() valid: boolean;
   @ApiProperty({ type: [ValidationErrorDto] }) errors: ValidationErrorDto[];
   @ApiPropertyOptional() cubesCount?: number;
+  @ApiProperty({
+    type: [ImpactItemDto],
+    description:
+      'Stored content this model would break compared with the deploy branch’s committed model; empty for ' +
+      'the deploy branch itself and when the model does not compile',
+  })
+  impact: ImpactItemDto[];
 }
 
 // --- Dev mode and branches ---------------------------------------------------------------------------
@@ -227,6 +235,12 @@ export class BranchDto {
   @ApiPropertyOptional({ type: String, nullable: true, description: 'The head commit' }) lastHash?:
     string | null;
   @ApiPropertyOptional() isStagingEnvironmentEnabled?: boolean;
+  @ApiProperty({
+    description:
+      'Current approvals of the branch’s head (reviews not dismissed) by users who hold SchemaUpdate now',
+  })
+  approvals: number;
+  @ApiProperty({ description: 'Current requests for changes of the branch’s head' }) changesRequested: number;
 }
 
 export class BranchesDto extends PageOf(BranchDto, { legacy: 'data' }) {}
@@ -293,6 +307,12 @@ export class MergeDto extends BranchTargetDto {
   @BoolField({ optional: true, description: 'Make the parent branch your active branch' })
   switchToParentBranch?: boolean;
   @BoolField({ optional: true, description: 'Delete the merged branch' }) deleteBranch?: boolean;
+  @BoolField({
+    optional: true,
+    description:
+      'Tenant admins only: merge into the deploy branch although its merge gate is not met; recorded in the audit log',
+  })
+  overrideMergeGate?: boolean;
 }
 
 export class MergeToDefaultDto extends BranchTargetDto {
@@ -305,6 +325,13 @@ export class MergeToDefaultDto extends BranchTargetDto {
   message?: string | null;
 
   @BoolField({ optional: true, description: 'Delete the merged branch' }) removeBranchAfterMerge?: boolean;
+
+  @BoolField({
+    optional: true,
+    description:
+      'Tenant admins only: merge although the merge gate of the deploy branch is not met; recorded in the audit log',
+  })
+  overrideMergeGate?: boolean;
 }
 
 export class MergeResponseDto {

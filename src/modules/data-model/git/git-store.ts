@@ -470,6 +470,28 @@ export class GitStore implements OnApplicationShutdown {
     return r.code === 0;
   }
 
+  /**
+   * The author emails (lowercased, distinct, sorted) of the commits reachable from `head` and not
+   * from `exclude` (`exclude..head`; null: every commit of `head`), merge commits included.
+   */
+  async authorEmails(deploymentId: number, exclude: string | null, head: string): Promise<string[]> {
+    assertOid(head);
+    if (exclude) assertOid(exclude);
+    const r = await git(this.dir(deploymentId), [
+      'log',
+      '-z',
+      '--format=%ae',
+      head,
+      ...(exclude ? ['--not', exclude] : []),
+    ]);
+    const emails = new Set<string>();
+    for (const email of r.stdout.toString('utf8').split('\0')) {
+      const trimmed = email.trim().toLowerCase();
+      if (trimmed) emails.add(trimmed);
+    }
+    return [...emails].sort();
+  }
+
   /** A three-way merge of two commits without a working tree (`merge-tree --write-tree`). */
   async merge(deploymentId: number, ours: string, theirs: string): Promise<MergeOutcome> {
     assertOid(ours);

@@ -5,6 +5,7 @@ import { LegacyPageQueryDto, PageOf } from '../../../core/http/pagination.js';
 import {
   BoolField,
   EnumField,
+  IntField,
   ObjectField,
   StringArrayField,
   StringField,
@@ -106,6 +107,22 @@ export class UpdateDeploymentDto {
 
   @BoolField({ optional: true }) deployBranchMergeAllowed?: boolean;
 
+  @IntField({
+    optional: true,
+    min: 0,
+    max: 10,
+    description:
+      'The merge gate: approvals by SchemaUpdate holders other than the change’s authors that a merge into ' +
+      'the deploy branch needs (0: none)',
+  })
+  deployBranchRequiredApprovals?: number;
+
+  @BoolField({
+    optional: true,
+    description: 'The merge gate: refuse a merge into the deploy branch that would break stored content',
+  })
+  deployBranchBlockNewBrokenContent?: boolean;
+
   @StringField({ optional: true, minLength: 1, maxLength: 1024 }) deployProjectRoot?: string;
 }
 
@@ -167,6 +184,16 @@ export class DeploymentSettingsDto extends DeploymentDto {
   @ApiProperty() deployBranchName: string;
   @ApiProperty() deployBranchReadOnly: boolean;
   @ApiProperty() deployBranchMergeAllowed: boolean;
+  @ApiProperty({
+    minimum: 0,
+    maximum: 10,
+    description: 'Approvals a merge into the deploy branch needs (the merge gate; 0: none)',
+  })
+  deployBranchRequiredApprovals: number;
+  @ApiProperty({
+    description: 'A merge into the deploy branch may not break stored content (the merge gate)',
+  })
+  deployBranchBlockNewBrokenContent: boolean;
   @ApiProperty() deployProjectRoot: string;
   @ApiProperty() isCubeSqlEnabled: boolean;
   @ApiProperty() isSupportPreAggregations: boolean;

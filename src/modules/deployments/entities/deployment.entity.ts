@@ -1,4 +1,5 @@
 import {
+  Check,
   Column,
   CreateDateColumn,
   Entity,
@@ -14,6 +15,7 @@ import { Account } from '../../../core/tenancy/account.entity.js';
 /** A deployment: the root resource that workspace content and the data model hang from. */
 @Entity('deployments')
 @Index('ix_deployments_account_id', ['accountId', 'id'])
+@Check('ck_deployments_required_approvals', `deploy_branch_required_approvals BETWEEN 0 AND 10`)
 export class Deployment {
   @PrimaryGeneratedColumn() id: number;
 
@@ -65,6 +67,12 @@ export class Deployment {
   @Column({ type: 'boolean', default: false }) deployBranchReadOnly: boolean;
 
   @Column({ type: 'boolean', default: true }) deployBranchMergeAllowed: boolean;
+
+  /** The merge gate: approvals a merge into the deploy branch needs (0: none). */
+  @Column({ type: 'integer', default: 0 }) deployBranchRequiredApprovals: number;
+
+  /** The merge gate: a merge into the deploy branch may not break stored content. */
+  @Column({ type: 'boolean', default: false }) deployBranchBlockNewBrokenContent: boolean;
 
   @Column({ type: 'varchar', length: 1024, default: '/' }) deployProjectRoot: string;
 
