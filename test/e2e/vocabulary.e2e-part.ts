@@ -246,8 +246,10 @@ describe('One vocabulary: success statuses, built-in roles, error codes', () => 
       // Deleting an embed tenant is idempotent: an unknown one answers 204.
       const idempotent = new Set([
         'delete /api/v1/embed-tenants/{embedTenantName}',
-        // Names its branch in a required query parameter (names hold slashes); probed in data-model.e2e.
+        // Name their branch in a required query parameter (names hold slashes); probed in
+        // data-model.e2e and merge-gate.e2e.
         'delete /build/api/v1/deployments/{deploymentId}/branches',
+        'get /build/api/v1/deployments/{deploymentId}/branches/reviews',
       ]);
       const probed = probes().filter((op) => !idempotent.has(where(op)));
       expect(probed.length).toBeGreaterThan(30);
