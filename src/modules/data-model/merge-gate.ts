@@ -97,7 +97,9 @@ export class MergeGate {
     head: string,
   ): Promise<ContentCheck> {
     if (!ctx.settings.deployBranchBlockNewBrokenContent) return { base, head, missing: [] };
-    const [before, after] = await Promise.all([this.side(ctx, target, base), this.side(ctx, source, head)]);
+    // One after the other, as ModelReview compiles the two sides of a diff (one compile slot each).
+    const before = await this.side(ctx, target, base);
+    const after = await this.side(ctx, source, head);
     if (!after.verdict.valid) {
       const n = after.verdict.errors.length;
       return {

@@ -112,16 +112,18 @@ export class ModelReview {
 
   // ---------------------------------------------------------------------------------------------------
 
-  /** Both sides, compiled (together: each takes its own fair share). */
+  /**
+   * Both sides, compiled one after the other: an account's share of compiles may be a single
+   * slot (MODEL_COMPILE_ACCOUNT_CONCURRENCY), and a second compile of the same request waiting
+   * for it would run out of MODEL_COMPILE_QUEUE_MS behind the first on a busy machine (429).
+   */
   private async sides(
     ctx: ModelContext,
     query: ModelDiffQueryDto,
   ): Promise<{ base: ReviewSide; head: ReviewSide }> {
     const refs = await this.refsOf(ctx, query);
-    const [base, head] = await Promise.all([
-      this.side(ctx, refs.base.branch, false),
-      this.side(ctx, refs.head.branch, refs.head.pending),
-    ]);
+    const base = await this.side(ctx, refs.base.branch, false);
+    const head = await this.side(ctx, refs.head.branch, refs.head.pending);
     return { base, head };
   }
 
